@@ -1,0 +1,71 @@
+# The two commands: `make up` serves the whole system, `make test` checks it all.
+# Both create .venv/ when it is missing.
+SHELL := bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+# Quiet, and without the notes pip prints about this machine's local indexes.
+PIP := $(PY) -m pip --quiet --disable-pip-version-check
+PIP_INSTALL := $(PIP) install -c constraints.txt
+PACKAGES := libs/protos libs/settings libs/telemetry libs/db libs/grpc libs/embeddings libs/service \
+	services/collections services/repodocs services/search services/gateway cli
+PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
+PROTOS := $(shell find protos -name '*.proto')
+UP_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, from this machine's CPU wheel: left to the resolver, the
+# sentence-transformers dependency would pull a multi-GB CUDA build.
+$(VENV)/.installed: $(VENV)/bin/python $(PYPROJECTS) constraints.txt
+	$(PIP) install --upgrade pip hatchling editables 2> >(grep -v 'is ignored' >&2)
+	$(PIP_INSTALL) torch 2> >(grep -v 'is ignored' >&2)
+	$(PIP_INSTALL) --no-build-isolation $(addprefix -e ,$(PACKAGES)) 2> >(grep -v 'is ignored' >&2)
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed pyproject.toml
+	$(PIP_INSTALL) --group dev 2> >(grep -v 'is ignored' >&2)
+	touch $@
+
+.PHONY: setup
+setup: $(VENV)/.installed ## Create .venv/ with the cograph command in .venv/bin
+
+.PHONY: up
+up: setup ## Bring the whole system up on the embedded defaults (UP_ARGS="--port 8080 --data-dir D")
+	$(VENV)/bin/cograph up $(UP_ARGS)
+
+.PHONY: protos
+protos: $(VENV)/.dev-installed ## Regenerate the gRPC contracts from protos/ into libs/protos/src
+	$(PY) libs/protos/generate.py
+
+.PHONY: lint
+lint: $(VENV)/.dev-installed ## ruff
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+.PHONY: typecheck
+typecheck: $(VENV)/.dev-installed ## mypy (strict)
+	$(VENV)/bin/mypy libs services cli tests $(wildcard bench/*.py)
+
+.PHONY: pytest
+pytest: $(VENV)/.dev-installed ## The whole test suite
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+.PHONY: test
+test: lint typecheck pytest ## Install what the tests need; lint, types and the whole suite
+
+.PHONY: fmt
+fmt: $(VENV)/.dev-installed ## Format and autofix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+.PHONY: clean
+clean: ## Remove .venv/ and caches
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

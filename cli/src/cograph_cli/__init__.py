@@ -1,0 +1,1 @@
+"""The cograph command: up, serve, worker, migrate, repo, collection, search."""

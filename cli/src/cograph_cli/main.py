@@ -1,0 +1,136 @@
+"""The cograph command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import secrets
+import sys
+from pathlib import Path
+
+import msgspec
+
+from cograph_cli.runtime import database, start_service, start_system, wait_for_signal
+from cograph_collections.app import MIGRATIONS as COLLECTIONS_MIGRATIONS
+from cograph_db import apply_migrations, connect
+from cograph_embeddings import create_provider
+from cograph_repodocs.app import MIGRATIONS as REPODOCS_MIGRATIONS
+from cograph_settings import ApiToken, Settings, SettingsError, load_settings, settings_table
+from cograph_telemetry import configure_logging, configure_tracing
+
+SERVICES = ("gateway", "search", "collections", "repodocs")
+log = logging.getLogger("cograph")
+
+
+def _local_settings(settings: Settings, port: int | None, data_dir: Path | None) -> Settings:
+    """`up` on a laptop: internal services on free loopback ports, state under one directory."""
+    replace = msgspec.structs.replace
+    if data_dir is not None:
+        settings = replace(
+            settings,
+            database=replace(settings.database, data_dir=str(data_dir / "postgres")),
+            repodocs=replace(settings.repodocs, checkout_dir=str(data_dir / "checkouts")),
+        )
+    settings = replace(
+        settings,
+        collections=replace(settings.collections, grpc_port=0, http_port=0),
+        repodocs=replace(settings.repodocs, grpc_port=0, http_port=0),
+        search=replace(settings.search, grpc_port=0, http_port=0),
+        gateway=replace(settings.gateway, grpc_port=0, **({"port": port} if port is not None else {})),
+    )
+    if not settings.auth.api_tokens and not settings.auth.jwt_secret and not settings.auth.jwks_url:
+        token = ApiToken(token=f"dev-{secrets.token_urlsafe(24)}", sub="dev", roles=["admin"])
+        settings = replace(settings, auth=replace(settings.auth, api_tokens=[token]))
+    return settings
+
+
+async def _up(settings: Settings) -> None:
+    async with database(settings) as dsn:
+        embedder = create_provider(settings.embedding)
+        print("Loading the embedding model…", file=sys.stderr)
+        await embedder.info()
+        system = await start_system(settings, dsn, embedder)
+        try:
+            await asyncio.wait_for(system.hosts["gateway"].ready.wait(), timeout=60)
+            url = system.gateway_url
+            print(f"\nCograph Document RAG is up at {url}")
+            print(f"  web UI      {url}/docs")
+            print(f"  REST API    {url}/api  (OpenAPI: {url}/api/schema)")
+            print(f"  readiness   {url}/readyz")
+            tokens = system.settings.auth.api_tokens
+            if tokens and tokens[0].sub == "dev":
+                print(f"  dev token   {tokens[0].token}   (admin; send 'Authorization: Bearer <token>')")
+            print("Press Ctrl-C to stop.", flush=True)
+            await wait_for_signal()
+            print("Stopping…", file=sys.stderr)
+        finally:
+            await system.stop()
+            await embedder.close()
+
+
+async def _serve(name: str, settings: Settings) -> None:
+    async with database(settings) as dsn:
+        host = await start_service(name, settings, dsn)
+        try:
+            await wait_for_signal()
+        finally:
+            await host.stop()
+
+
+async def _migrate(settings: Settings) -> None:
+    async with database(settings) as dsn:
+        connection = await connect(dsn)
+        try:
+            for migrations in (COLLECTIONS_MIGRATIONS, REPODOCS_MIGRATIONS):
+                applied = await apply_migrations(connection, migrations)
+                print(f"{migrations.schema}: {len(applied)} migration(s) applied")
+        finally:
+            await connection.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cograph", description="Cograph Document RAG")
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="run all four services in one process on the embedded defaults")
+    up.add_argument("--port", type=int, help="gateway HTTP port (default: COGRAPH_GATEWAY__PORT, 8080)")
+    up.add_argument("--host", help="gateway interface (default: COGRAPH_GATEWAY__BIND_HOST, 127.0.0.1)")
+    up.add_argument("--data-dir", type=Path, help="where local state lives (default: .cograph)")
+    serve = commands.add_parser("serve", help="run one service, as a pod does")
+    serve.add_argument("service", choices=SERVICES)
+    commands.add_parser("migrate", help="apply every service's migrations and exit")
+    commands.add_parser("config", help="print the configuration table")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.command == "config":
+        print(settings_table())
+        return
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        sys.exit(f"cograph: {error}")
+    configure_logging(settings.telemetry)
+    configure_tracing(f"cograph-{args.command}", settings.telemetry)
+    try:
+        if args.command == "up":
+            settings = _local_settings(settings, args.port, args.data_dir)
+            if args.host:
+                settings = msgspec.structs.replace(
+                    settings, gateway=msgspec.structs.replace(settings.gateway, bind_host=args.host)
+                )
+            asyncio.run(_up(settings))
+        elif args.command == "serve":
+            asyncio.run(_serve(args.service, settings))
+        elif args.command == "migrate":
+            asyncio.run(_migrate(settings))
+    except KeyboardInterrupt:
+        pass
+    except OSError as error:
+        sys.exit(f"cograph: {error}")
+
+
+if __name__ == "__main__":
+    main()

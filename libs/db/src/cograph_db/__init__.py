@@ -1,0 +1,20 @@
+"""PostgreSQL plumbing shared by the services: pool, migrations, named queries, embedded server.
+
+Only plumbing lives here: each service owns its schema, tables and SQL.
+"""
+
+from cograph_db.embedded import EmbeddedPostgres
+from cograph_db.migrate import MigrationError, Migrations, apply_migrations
+from cograph_db.pool import connect, create_pool, open_service_pool
+from cograph_db.queries import Queries
+
+__all__ = [
+    "EmbeddedPostgres",
+    "MigrationError",
+    "Migrations",
+    "Queries",
+    "apply_migrations",
+    "connect",
+    "create_pool",
+    "open_service_pool",
+]

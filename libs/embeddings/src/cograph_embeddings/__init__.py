@@ -1,0 +1,15 @@
+"""Embedding providers: in-process sentence-transformers and OpenAI-compatible HTTP."""
+
+from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, ModelInfo
+from cograph_embeddings.factory import create_provider
+from cograph_embeddings.local import LocalProvider
+from cograph_embeddings.openai import OpenAIProvider
+
+__all__ = [
+    "EmbeddingError",
+    "EmbeddingProvider",
+    "LocalProvider",
+    "ModelInfo",
+    "OpenAIProvider",
+    "create_provider",
+]

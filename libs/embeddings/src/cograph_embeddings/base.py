@@ -1,0 +1,59 @@
+"""What every provider does: embed texts in batches and say which model made the vectors."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import msgspec
+
+from cograph_telemetry.metrics import EMBEDDING_BATCH_SIZE, EMBEDDING_CALLS
+
+
+class EmbeddingError(RuntimeError):
+    """The provider could not embed; the message says why in terms a person can act on."""
+
+
+class ModelInfo(msgspec.Struct, frozen=True):
+    """Stored with every vector: query and chunk vectors must come from the same model."""
+
+    name: str
+    dimension: int
+
+
+class EmbeddingProvider(abc.ABC):
+    kind: str = "provider"
+
+    def __init__(self, batch_size: int) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.batch_size = batch_size
+
+    @abc.abstractmethod
+    async def info(self) -> ModelInfo:
+        """The model's name and dimension."""
+
+    @abc.abstractmethod
+    async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """One request to the provider, at most batch_size texts."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed any number of texts, batch_size at a time, in order."""
+        model = (await self.info()).name
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            EMBEDDING_BATCH_SIZE.labels(self.kind, model).observe(len(batch))
+            try:
+                vectors.extend(await self._embed_batch(batch))
+            except EmbeddingError:
+                EMBEDDING_CALLS.labels(self.kind, model, "error").inc()
+                raise
+            EMBEDDING_CALLS.labels(self.kind, model, "ok").inc()
+        return vectors
+
+    async def embed_one(self, text: str) -> list[float]:
+        return (await self.embed([text]))[0]
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the provider holds."""

@@ -1,0 +1,82 @@
+"""Any OpenAI-compatible /v1/embeddings endpoint: OpenAI, Azure, TEI, vLLM, Ollama, Infinity."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import httpx
+import msgspec
+
+from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, ModelInfo
+
+
+class _Item(msgspec.Struct):
+    index: int
+    embedding: list[float]
+
+
+class _Response(msgspec.Struct):
+    data: list[_Item]
+
+
+class OpenAIProvider(EmbeddingProvider):
+    kind = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str,
+        batch_size: int,
+        timeout_seconds: float,
+        dimensions: int = 0,
+    ) -> None:
+        super().__init__(batch_size)
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._dimensions = dimensions
+        self._timeout = timeout_seconds
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout_seconds))
+        self._info: ModelInfo | None = None
+        self._info_lock = asyncio.Lock()
+
+    async def info(self) -> ModelInfo:
+        async with self._info_lock:
+            if self._info is None:
+                dimension = self._dimensions or len((await self._embed_batch(["dimension probe"]))[0])
+                self._info = ModelInfo(self._model, dimension)
+        return self._info
+
+    async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        body: dict[str, object] = {"model": self._model, "input": list(texts)}
+        if self._dimensions:
+            body["dimensions"] = self._dimensions
+        try:
+            response = await self._client.post(self._url, json=body)
+        except httpx.TimeoutException:
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} did not answer within {self._timeout:g} s"
+            ) from None
+        except httpx.TransportError as exc:
+            raise EmbeddingError(f"the embedding endpoint {self._url} is unreachable: {exc}") from None
+        if response.status_code != 200:
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} answered {response.status_code}: {response.text[:300]}"
+            )
+        try:
+            items = msgspec.json.decode(response.content, type=_Response).data
+        except msgspec.DecodeError as exc:
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} answered malformed JSON: {exc}"
+            ) from None
+        if len(items) != len(texts):
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} returned {len(items)} vectors for {len(texts)} texts"
+            )
+        return [item.embedding for item in sorted(items, key=lambda item: item.index)]
+
+    async def close(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,30 @@
+"""grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
+
+from cograph_grpc.channels import open_channel
+from cograph_grpc.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceError,
+    Unavailable,
+)
+from cograph_grpc.health import check_health
+from cograph_grpc.paging import next_page_token, page_window
+from cograph_grpc.server import GrpcServer
+
+__all__ = [
+    "AlreadyExists",
+    "FailedPrecondition",
+    "GrpcServer",
+    "InvalidArgument",
+    "NotFound",
+    "PermissionDenied",
+    "ServiceError",
+    "Unavailable",
+    "check_health",
+    "next_page_token",
+    "open_channel",
+    "page_window",
+]

@@ -1,0 +1,94 @@
+"""Server and client interceptors: error mapping, metrics, logging, deadlines."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import grpc
+from grpc import aio
+
+from cograph_grpc.errors import ServiceError
+from cograph_telemetry.metrics import RPC_LATENCY, RPC_REQUESTS
+from cograph_telemetry.tracing import current_trace_id
+
+log = logging.getLogger(__name__)
+
+# grpc's classes are generic only in their type stubs.
+if TYPE_CHECKING:
+    Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
+    _ServerInterceptor: TypeAlias = aio.ServerInterceptor[Any, Any]
+    _ClientInterceptor: TypeAlias = aio.UnaryUnaryClientInterceptor[Any, Any]
+else:
+    Handler = grpc.RpcMethodHandler
+    _ServerInterceptor = aio.ServerInterceptor
+    _ClientInterceptor = aio.UnaryUnaryClientInterceptor
+Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
+
+
+class ServerInterceptor(_ServerInterceptor):
+    """Maps ServiceError to its status, hides unexpected errors behind a trace id, records metrics."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    async def intercept_service(
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler:
+        handler = await continuation(handler_call_details)
+        # Unknown methods (None) and streaming methods pass through untouched.
+        if handler is None or handler.unary_unary is None:  # type: ignore[redundant-expr]
+            return handler
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        inner = handler.unary_unary
+
+        async def unary_unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            try:
+                return await inner(request, context)  # type: ignore[arg-type]
+            except ServiceError as error:
+                code = error.code
+                await context.abort(error.code, error.message)
+            except aio.AbortError:
+                code = context.code()
+                raise
+            except Exception:
+                code = grpc.StatusCode.INTERNAL
+                trace_id = current_trace_id()
+                log.exception("%s/%s failed", self._service, method)
+                await context.abort(grpc.StatusCode.INTERNAL, f"internal error (trace {trace_id})")
+            finally:
+                RPC_REQUESTS.labels(self._service, method, code.name).inc()
+                RPC_LATENCY.labels(self._service, method).observe(time.perf_counter() - started)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary_unary,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+class DeadlineInterceptor(_ClientInterceptor):
+    """Gives every call a deadline, so no caller ever waits forever on a stuck peer."""
+
+    def __init__(self, default_timeout: float) -> None:
+        self._default_timeout = default_timeout
+
+    async def intercept_unary_unary(
+        self,
+        continuation: Callable[[aio.ClientCallDetails, Any], Awaitable[Any]],
+        client_call_details: aio.ClientCallDetails,
+        request: Any,
+    ) -> Any:
+        if client_call_details.timeout is None:
+            client_call_details = aio.ClientCallDetails(
+                method=client_call_details.method,
+                timeout=self._default_timeout,
+                metadata=client_call_details.metadata,
+                credentials=client_call_details.credentials,
+                wait_for_ready=client_call_details.wait_for_ready,
+            )
+        return await continuation(client_call_details, request)

@@ -1,0 +1,18 @@
+"""What every service process shares: readiness, ops HTTP (healthz, readyz, metrics) and the host."""
+
+from cograph_service.host import ServiceHost
+from cograph_service.http import HttpServer
+from cograph_service.ops import ops_app, ops_handlers
+from cograph_service.readiness import Check, Readiness, Report, database_check, grpc_health_check
+
+__all__ = [
+    "Check",
+    "HttpServer",
+    "Readiness",
+    "Report",
+    "ServiceHost",
+    "database_check",
+    "grpc_health_check",
+    "ops_app",
+    "ops_handlers",
+]

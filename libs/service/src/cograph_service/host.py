@@ -1,0 +1,70 @@
+"""Runs one service: its gRPC server and ops HTTP, with gRPC health kept in step with readiness."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from cograph_grpc import GrpcServer
+from cograph_service.http import HttpServer
+from cograph_service.ops import ops_app
+from cograph_service.readiness import Readiness
+
+log = logging.getLogger(__name__)
+
+
+class ServiceHost:
+    def __init__(
+        self,
+        name: str,
+        grpc_server: GrpcServer,
+        readiness: Readiness,
+        *,
+        http_app: Any | None = None,
+        closers: Sequence[Callable[[], Awaitable[None]]] = (),
+        recheck_seconds: float = 5.0,
+    ) -> None:
+        """`http_app` replaces the plain ops app (the gateway serves ops routes beside its API);
+        `closers` release the service's resources after its servers stop, in order."""
+        self.name = name
+        self.grpc = grpc_server
+        self.readiness = readiness
+        self.http = HttpServer(name, http_app if http_app is not None else ops_app(name, readiness))
+        self._closers = list(closers)
+        self._recheck_seconds = recheck_seconds
+        self._watch: asyncio.Task[None] | None = None
+        self.ready = asyncio.Event()
+
+    async def start(self, host: str, grpc_port: int, http_port: int) -> None:
+        await self.grpc.start(host, grpc_port)
+        await self.http.start(host, http_port)
+        await self._refresh()
+        self._watch = asyncio.create_task(self._watch_readiness(), name=f"readiness-{self.name}")
+
+    async def _refresh(self) -> None:
+        report = await self.readiness.report()
+        if report.ready != self.ready.is_set():
+            log.info("%s is %s: %s", self.name, report.status, report.checks)
+        await self.grpc.set_serving(report.ready)
+        if report.ready:
+            self.ready.set()
+        else:
+            self.ready.clear()
+
+    async def _watch_readiness(self) -> None:
+        while True:
+            await asyncio.sleep(self._recheck_seconds)
+            await self._refresh()
+
+    async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        await self.grpc.stop()
+        await self.http.stop()
+        for close in self._closers:
+            await close()

@@ -1,0 +1,202 @@
+"""The one settings object. Each field documents itself; the README table is generated from it.
+
+A field named `batch_size` in the section `embedding` is set by the environment
+variable `COGRAPH_EMBEDDING__BATCH_SIZE`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+
+class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
+    dsn: Annotated[
+        str, Meta(description="PostgreSQL DSN (15+ with pgvector). Empty: start the embedded server.")
+    ] = ""
+    data_dir: Annotated[str, Meta(description="Data directory of the embedded PostgreSQL.")] = (
+        ".cograph/postgres"
+    )
+    pool_min_size: Annotated[int, Meta(ge=0, description="Connections each service keeps open.")] = 1
+    pool_max_size: Annotated[int, Meta(gt=0, description="Most connections one service opens.")] = 10
+    command_timeout_seconds: Annotated[
+        float, Meta(gt=0, description="Longest a single SQL statement may run.")
+    ] = 60.0
+
+
+class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    provider: Annotated[
+        Literal["local", "openai"],
+        Meta(
+            description=(
+                "`local`: in-process sentence-transformers; `openai`: any OpenAI-compatible /v1/embeddings."
+            )
+        ),
+    ] = "local"
+    model: Annotated[str, Meta(description="Model name, stored with every vector.")] = "all-MiniLM-L6-v2"
+    model_path: Annotated[
+        str,
+        Meta(
+            description=(
+                "`local`: directory of a sentence-transformers model. Empty: the packaged all-MiniLM-L6-v2."
+            )
+        ),
+    ] = ""
+    batch_size: Annotated[int, Meta(gt=0, description="Chunks sent to the provider per request.")] = 256
+    base_url: Annotated[str, Meta(description="`openai`: base URL of the API (…/v1).")] = (
+        "https://api.openai.com/v1"
+    )
+    api_key: Annotated[str, Meta(description="`openai`: bearer key; from a Secret in production.")] = ""
+    dimensions: Annotated[
+        int, Meta(ge=0, description="`openai`: requested dimension; 0 keeps the model's own.")
+    ] = 0
+    timeout_seconds: Annotated[float, Meta(gt=0, description="`openai`: timeout of one request.")] = 30.0
+
+
+class GrpcSettings(msgspec.Struct, frozen=True, kw_only=True):
+    deadline_seconds: Annotated[
+        float, Meta(gt=0, description="Deadline of every gRPC call a service makes.")
+    ] = 30.0
+    reflection: Annotated[bool, Meta(description="Serve gRPC server reflection.")] = True
+    grace_seconds: Annotated[
+        float, Meta(ge=0, description="How long in-flight calls may finish on shutdown.")
+    ] = 5.0
+    max_message_bytes: Annotated[int, Meta(gt=0, description="Largest gRPC message sent or received.")] = (
+        64 * 2**20
+    )
+
+
+class ServiceEndpoint(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a service listens, and where its clients find it."""
+
+    bind_host: Annotated[str, Meta(description="Interface the service listens on.")] = "127.0.0.1"
+    grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 0
+    http_port: Annotated[
+        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+    ] = 0
+    target: Annotated[str, Meta(description="gRPC address its clients dial.")] = ""
+
+
+class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
+    grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50061
+    http_port: Annotated[
+        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+    ] = 8091
+    target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50061"
+    max_document_bytes: Annotated[int, Meta(gt=0, description="Largest document an upload accepts.")] = (
+        5 * 2**20
+    )
+    max_batch_documents: Annotated[int, Meta(gt=0, description="Most documents in one batch upload.")] = 1000
+    worker_concurrency: Annotated[int, Meta(gt=0, description="Jobs one worker runs at once.")] = 1
+    heartbeat_seconds: Annotated[
+        float, Meta(gt=0, description="How often a running job proves its worker alive.")
+    ] = 10.0
+    stale_after_seconds: Annotated[
+        float, Meta(gt=0, description="A running job silent this long is marked error by the sweep.")
+    ] = 120.0
+
+
+class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
+    grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50062
+    http_port: Annotated[
+        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+    ] = 8092
+    target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50062"
+    checkout_dir: Annotated[str, Meta(description="Where the service keeps the checkouts it manages.")] = (
+        ".cograph/checkouts"
+    )
+    sync_interval_seconds: Annotated[
+        float, Meta(ge=0, description="Scheduled sync of every repository; 0 disables.")
+    ] = 3600.0
+    max_file_bytes: Annotated[
+        int, Meta(gt=0, description="Larger discovered files are skipped with a reason.")
+    ] = 2**20
+    git_timeout_seconds: Annotated[float, Meta(gt=0, description="Longest one git command may run.")] = 600.0
+
+
+class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
+    grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50063
+    http_port: Annotated[
+        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+    ] = 8093
+    target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50063"
+    rrf_k: Annotated[float, Meta(gt=0, description="Reciprocal rank fusion constant.")] = 60.0
+    dense_weight: Annotated[
+        float, Meta(ge=0, description="Weight of the dense (vector) stream in fusion.")
+    ] = 1.0
+    text_weight: Annotated[float, Meta(ge=0, description="Weight of the full-text stream in fusion.")] = 1.0
+    symbol_weight: Annotated[
+        float, Meta(ge=0, description="Weight of the exact symbol stream (code) in fusion.")
+    ] = 1.0
+    store_deadline_seconds: Annotated[
+        float, Meta(gt=0, description="Deadline of each store call in a fan-out.")
+    ] = 5.0
+    max_query_chars: Annotated[int, Meta(gt=0, description="Longest query accepted.")] = 2000
+    default_limit: Annotated[int, Meta(gt=0, description="Hits returned when a request names no limit.")] = 10
+    max_limit: Annotated[int, Meta(gt=0, description="Most hits one request may ask for.")] = 100
+
+
+class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
+    bind_host: Annotated[str, Meta(description="Interface the gateway listens on.")] = "127.0.0.1"
+    port: Annotated[int, Meta(ge=0, le=65535, description="HTTP port of the REST API, MCP and web UI.")] = (
+        8080
+    )
+    grpc_port: Annotated[
+        int, Meta(ge=0, description="gRPC port of the gateway's health service; 0 picks one.")
+    ] = 50060
+    public_url: Annotated[
+        str, Meta(description="URL users reach the gateway at; empty: derived from host and port.")
+    ] = ""
+    max_upload_bytes: Annotated[int, Meta(gt=0, description="Largest request body the gateway accepts.")] = (
+        64 * 2**20
+    )
+
+
+class ApiToken(msgspec.Struct, frozen=True, kw_only=True):
+    token: str
+    sub: str
+    groups: list[str] = msgspec.field(default_factory=list)
+    roles: list[str] = msgspec.field(default_factory=list)
+
+
+class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
+    api_tokens: Annotated[
+        list[ApiToken],
+        Meta(description='Static API tokens, a JSON list of {"token", "sub", "groups", "roles"}.'),
+    ] = msgspec.field(default_factory=list)
+    jwt_issuer: Annotated[str, Meta(description="Expected `iss` of bearer JWTs; empty disables JWTs.")] = ""
+    jwt_audience: Annotated[str, Meta(description="Expected `aud` of bearer JWTs.")] = ""
+    jwt_secret: Annotated[str, Meta(description="HS256 secret for bearer JWTs.")] = ""
+    jwks_url: Annotated[str, Meta(description="JWKS file path or URL for RS/ES-signed JWTs.")] = ""
+    admin_role: Annotated[str, Meta(description="The role that makes a caller an administrator.")] = "admin"
+    anonymous_read: Annotated[
+        bool, Meta(description="Callers without credentials may read public collections and repos.")
+    ] = False
+    hide_collection_existence: Annotated[
+        bool, Meta(description="Unreadable collections answer 404 like missing ones, instead of 403.")
+    ] = False
+
+
+class TelemetrySettings(msgspec.Struct, frozen=True, kw_only=True):
+    otlp_endpoint: Annotated[
+        str, Meta(description="OTLP/gRPC endpoint traces are exported to; empty: none.")
+    ] = ""
+    service_namespace: Annotated[str, Meta(description="`service.namespace` resource attribute.")] = "cograph"
+    log_level: Annotated[str, Meta(description="DEBUG, INFO, WARNING or ERROR.")] = "INFO"
+    log_format: Annotated[
+        Literal["text", "json"], Meta(description="Log line format; both carry the trace id.")
+    ] = "text"
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
+    embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
+    grpc: GrpcSettings = msgspec.field(default_factory=GrpcSettings)
+    collections: CollectionsSettings = msgspec.field(default_factory=CollectionsSettings)
+    repodocs: RepoDocsSettings = msgspec.field(default_factory=RepoDocsSettings)
+    search: SearchSettings = msgspec.field(default_factory=SearchSettings)
+    gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
+    auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
+    telemetry: TelemetrySettings = msgspec.field(default_factory=TelemetrySettings)

@@ -1,0 +1,1 @@
+"""Markdown collections: parse, chunk, ingest, resolve links, embed; the job worker."""

@@ -1,0 +1,47 @@
+"""Rules of the collections domain that need no I/O."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+
+from cograph_grpc import InvalidArgument
+
+MAX_NAME_CHARS = 200
+MAX_DESCRIPTION_CHARS = 5000
+
+
+class Visibility(enum.StrEnum):
+    PUBLIC = "public"
+    PRIVATE = "private"
+    ADMIN_ONLY = "admin_only"
+
+
+def parse_id(value: str, what: str) -> uuid.UUID:
+    """Ids are UUIDs; anything else is the caller's mistake, not a missing row."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise InvalidArgument(f"{what} {value!r} is not a valid id") from None
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidArgument("a collection needs a name")
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidArgument(f"a collection name has at most {MAX_NAME_CHARS} characters")
+    return name
+
+
+def check_description(description: str) -> str:
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise InvalidArgument(f"a description has at most {MAX_DESCRIPTION_CHARS} characters")
+    return description
+
+
+def check_group(group: str) -> str:
+    group = group.strip()
+    if not group or len(group) > MAX_NAME_CHARS:
+        raise InvalidArgument(f"a group name has 1 to {MAX_NAME_CHARS} characters")
+    return group

@@ -1,0 +1,43 @@
+-- name: insert_collection
+INSERT INTO md_collections (name, description, visibility, owner)
+VALUES ($1, $2, $3, $4)
+RETURNING id;
+
+-- name: select_collection
+SELECT c.id, c.name, c.description, c.visibility, c.owner, c.created_at, c.updated_at,
+       coalesce((SELECT array_agg(g.group_name ORDER BY g.group_name)
+                 FROM md_collection_grants g WHERE g.collection_id = c.id), '{}') AS group_grants,
+       (SELECT count(*) FROM md_documents d WHERE d.collection_id = c.id) AS document_count,
+       (SELECT count(*) FROM md_chunks k WHERE k.collection_id = c.id) AS chunk_count
+FROM md_collections c
+WHERE c.id = ANY($1::uuid[])
+  AND ($2 = '' OR c.name ILIKE '%' || $2 || '%' OR c.description ILIKE '%' || $2 || '%')
+ORDER BY c.name, c.id
+LIMIT $3 OFFSET $4;
+
+-- name: update_collection
+UPDATE md_collections
+SET name = coalesce($2, name),
+    description = coalesce($3, description),
+    visibility = coalesce($4, visibility),
+    updated_at = now()
+WHERE id = $1
+RETURNING id;
+
+-- name: delete_collection
+DELETE FROM md_collections WHERE id = $1 RETURNING id;
+
+-- name: select_access
+SELECT c.id, c.visibility, c.owner,
+       coalesce(array_agg(g.group_name ORDER BY g.group_name) FILTER (WHERE g.group_name IS NOT NULL), '{}')
+           AS group_grants
+FROM md_collections c
+LEFT JOIN md_collection_grants g ON g.collection_id = c.id
+GROUP BY c.id;
+
+-- name: insert_grant
+INSERT INTO md_collection_grants (collection_id, group_name) VALUES ($1, $2)
+ON CONFLICT DO NOTHING;
+
+-- name: delete_grant
+DELETE FROM md_collection_grants WHERE collection_id = $1 AND group_name = $2;

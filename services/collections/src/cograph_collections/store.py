@@ -1,0 +1,90 @@
+"""CollectionStore: md_collections and their grants. Takes a connection, so transactions stay explicit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from cograph_collections.domain import Visibility
+from cograph_db import Queries
+
+SQL = Queries.load("cograph_collections.sql", "collections.sql")
+
+
+class CollectionRow(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    name: str
+    description: str
+    visibility: Visibility
+    owner: str
+    group_grants: list[str]
+    document_count: int
+    chunk_count: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class AccessRow(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    visibility: Visibility
+    owner: str
+    group_grants: list[str]
+
+
+class CollectionStore:
+    def __init__(self, connection: asyncpg.Connection[Any] | asyncpg.pool.PoolConnectionProxy[Any]) -> None:
+        self._db = connection
+
+    async def create(self, name: str, description: str, visibility: Visibility, owner: str) -> uuid.UUID:
+        collection_id: uuid.UUID = await self._db.fetchval(
+            SQL.insert_collection, name, description, visibility.value, owner
+        )
+        return collection_id
+
+    async def get(self, collection_id: uuid.UUID) -> CollectionRow | None:
+        rows = await self.find([collection_id], query="", limit=1, offset=0)
+        return rows[0] if rows else None
+
+    async def find(
+        self, collection_ids: list[uuid.UUID], *, query: str, limit: int, offset: int
+    ) -> list[CollectionRow]:
+        rows = await self._db.fetch(SQL.select_collection, collection_ids, _escape_like(query), limit, offset)
+        return [msgspec.convert(dict(row), CollectionRow) for row in rows]
+
+    async def update(
+        self,
+        collection_id: uuid.UUID,
+        *,
+        name: str | None,
+        description: str | None,
+        visibility: Visibility | None,
+    ) -> bool:
+        updated = await self._db.fetchval(
+            SQL.update_collection,
+            collection_id,
+            name,
+            description,
+            visibility.value if visibility else None,
+        )
+        return updated is not None
+
+    async def delete(self, collection_id: uuid.UUID) -> bool:
+        return await self._db.fetchval(SQL.delete_collection, collection_id) is not None
+
+    async def access(self) -> list[AccessRow]:
+        return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
+
+    async def add_grant(self, collection_id: uuid.UUID, group: str) -> None:
+        await self._db.execute(SQL.insert_grant, collection_id, group)
+
+    async def remove_grant(self, collection_id: uuid.UUID, group: str) -> None:
+        await self._db.execute(SQL.delete_grant, collection_id, group)
+
+
+def _escape_like(text: str) -> str:
+    """The ILIKE filter matches the text literally: % and _ typed by a user are not wildcards."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,0 +1,1 @@
+"""The only service users reach: identity, policy, REST, MCP and the web UI."""

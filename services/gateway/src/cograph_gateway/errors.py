@@ -1,0 +1,119 @@
+"""Errors as RFC 9457 problem+json, with a message a person understands; never a bare 500."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import grpc
+from grpc import aio
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from cograph_gateway.identity import AuthenticationError
+from cograph_telemetry import current_trace_id
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+GRPC_TO_HTTP = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNIMPLEMENTED: 501,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
+
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Request too large",
+    415: "Unsupported media type",
+    422: "Unprocessable request",
+    429: "Too many requests",
+    500: "Internal error",
+    501: "Not implemented",
+    502: "Bad gateway",
+    503: "Service unavailable",
+    504: "Gateway timeout",
+}
+
+
+class Problem(Exception):
+    """An error the gateway itself decides (policy, validation)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def problem(status: int, detail: str, **extra: Any) -> Response[dict[str, Any]]:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        **extra,
+    }
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def handle_problem(request: Request[Any, Any, Any], exc: Problem) -> Response[dict[str, Any]]:
+    return problem(exc.status, exc.detail)
+
+
+def handle_authentication(
+    request: Request[Any, Any, Any], exc: AuthenticationError
+) -> Response[dict[str, Any]]:
+    return problem(401, str(exc))
+
+
+def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+    detail = exc.detail
+    extra: dict[str, Any] = {}
+    if exc.status_code == 400 and isinstance(exc.extra, list | dict) and exc.extra:
+        extra["errors"] = exc.extra
+    return problem(exc.status_code, detail, **extra)
+
+
+def handle_grpc(request: Request[Any, Any, Any], exc: aio.AioRpcError) -> Response[dict[str, Any]]:
+    code = exc.code()
+    status = GRPC_TO_HTTP.get(code, 502)
+    if status == 503:
+        detail = "a service behind the gateway is unavailable; try again shortly"
+    elif status == 504:
+        detail = "a service behind the gateway did not answer in time"
+    elif status == 502:
+        log.error("upstream error %s: %s", code, exc.details())
+        detail = f"a service behind the gateway failed (trace {current_trace_id()})"
+    else:
+        detail = exc.details() or code.name.lower()
+    return problem(status, detail)
+
+
+def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem(500, f"the gateway failed unexpectedly (trace {current_trace_id()})")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    Problem: handle_problem,
+    AuthenticationError: handle_authentication,
+    HTTPException: handle_http,
+    aio.AioRpcError: handle_grpc,
+    Exception: handle_unexpected,
+}

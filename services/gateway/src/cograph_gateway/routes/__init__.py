@@ -1,0 +1,1 @@
+"""REST controllers, one module per resource."""

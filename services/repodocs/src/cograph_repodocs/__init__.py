@@ -1,0 +1,1 @@
+"""Repository documents: sync, discovery, chunking, code symbols and symbol links."""

@@ -1,0 +1,222 @@
+"""Which files of a checkout are repository documents, and reading them safely.
+
+`classify` is the spec's rule table for one path; `walk` applies it to a checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+
+import msgspec
+
+
+class DocumentKind(StrEnum):
+    REPO_DOC = "repo_doc"
+    WORKFLOW = "workflow"
+    EXAMPLE = "example"
+    TEST = "test"
+    CONFIG = "config"
+
+
+class DiscoveredFile(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    """POSIX path relative to the checkout root."""
+    kind: DocumentKind
+    size_bytes: int
+    content: str
+    content_hash: str
+    """sha256 hex of the file's bytes as stored."""
+
+
+class SkippedFile(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    reason: str
+
+
+class DiscoveryResult(msgspec.Struct, frozen=True, kw_only=True):
+    files: list[DiscoveredFile]
+    skipped: list[SkippedFile]
+
+
+# Exclusions are exact, case-sensitive directory names: tools create them spelled this way.
+EXCLUDED_DIRS = frozenset(
+    {
+        "node_modules",
+        "dist",
+        "build",
+        "venv",
+        ".venv",
+        "__pycache__",
+        ".cograph",
+        ".cache",
+        ".tox",
+        ".idea",
+        ".vscode",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
+ALLOWED_DOT_DIRS = frozenset({".devcontainer", ".github"})
+
+DOC_EXTENSIONS = frozenset({".md", ".mdx", ".rst"})
+EXAMPLE_EXTENSIONS = frozenset(
+    {".go", ".py", ".ts", ".tsx", ".js", ".json", ".toml", ".yaml", ".yml"} | DOC_EXTENSIONS
+)
+EXAMPLE_SEGMENTS = frozenset({"example", "examples", "sample", "samples"})
+TEST_SEGMENTS = frozenset({"test", "tests"})
+# "Test-ish" = the source extensions of the four graph languages.
+TEST_SOURCE_EXTENSIONS = frozenset({".py", ".go", ".ts", ".tsx", ".js"})
+ROOT_CONFIG_FILES = frozenset(
+    {
+        "Dockerfile",
+        "Makefile",
+        "docker-compose.yml",
+        "docker-compose.yaml",
+        "compose.yml",
+        "compose.yaml",
+        "go.mod",
+        "go.work",
+        "package.json",
+        "package-lock.json",
+        "pyproject.toml",
+    }
+)
+DEPLOY_DIRS = frozenset({"deploy", "deployment", "helm", "k8s", "ops", ".devcontainer"})
+DEPLOY_EXTENSIONS = frozenset({".cfg", ".conf", ".ini", ".json", ".toml", ".yaml", ".yml"})
+YAML_EXTENSIONS = frozenset({".yml", ".yaml"})
+
+
+def is_excluded_dir(name: str) -> bool:
+    """Whether a directory of this name is never walked nor ingested."""
+    if name in ALLOWED_DOT_DIRS:
+        return False
+    return name.startswith(".") or name in EXCLUDED_DIRS
+
+
+def classify(path: str) -> DocumentKind | None:
+    """The kind of the file at `path` (POSIX, relative to the checkout root), or None if not ingested."""
+    pure = PurePosixPath(path)
+    parts = pure.parts
+    if not parts or pure.is_absolute() or ".." in parts:
+        return None
+    directories, name = parts[:-1], parts[-1]
+    if any(is_excluded_dir(d) for d in directories):
+        return None
+    # Extensions are compared case-insensitively: README.MD is still markdown.
+    suffix = pure.suffix.lower()
+    folded_dirs = {d.lower() for d in directories}
+
+    if suffix in DOC_EXTENSIONS:
+        return DocumentKind.REPO_DOC
+    if directories == (".github", "workflows") and suffix in YAML_EXTENSIONS:
+        return DocumentKind.WORKFLOW
+    # Whole directory segments only: "examples_util/" is not an examples directory.
+    if folded_dirs & EXAMPLE_SEGMENTS and suffix in EXAMPLE_EXTENSIONS:
+        return DocumentKind.EXAMPLE
+    if _is_test(folded_dirs, name, suffix):
+        return DocumentKind.TEST
+    if _is_config(directories, name, suffix):
+        return DocumentKind.CONFIG
+    return None
+
+
+def _is_test(folded_dirs: set[str], name: str, suffix: str) -> bool:
+    # Go keeps x_test.go beside the code, so a test-named file itself satisfies
+    # "a path containing test"; a test/tests directory does too.
+    test_named = suffix in TEST_SOURCE_EXTENSIONS and (name.startswith("test_") or name.endswith("_test.go"))
+    in_test_dir = bool(folded_dirs & TEST_SEGMENTS)
+    # The doc-extension arm can never fire: Repo Doc already took every doc file.
+    return test_named or (in_test_dir and suffix in DOC_EXTENSIONS)
+
+
+def _is_config(directories: tuple[str, ...], name: str, suffix: str) -> bool:
+    if not directories and name in ROOT_CONFIG_FILES:
+        return True
+    if name.startswith(".env"):
+        return True
+    return bool(directories) and directories[0] in DEPLOY_DIRS and suffix in DEPLOY_EXTENSIONS
+
+
+def walk(root: Path, max_file_bytes: int) -> DiscoveryResult:
+    """Classify and read every document under `root`, in path order; never raises for a bad file."""
+    root = root.resolve()
+    files: list[DiscoveredFile] = []
+    skipped: list[SkippedFile] = []
+
+    def on_error(error: OSError) -> None:
+        where = _relative(root, Path(error.filename)) if error.filename else "."
+        skipped.append(SkippedFile(path=where, reason=f"directory unreadable: {error.strerror}"))
+
+    # followlinks=False: a symlinked directory is never entered, so no loops and no escapes.
+    for current, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded_dir(d))
+        base = Path(current)
+        for filename in sorted(filenames):
+            relative = _relative(root, base / filename)
+            kind = classify(relative)
+            if kind is None:
+                continue
+            outcome = _read(root, base / filename, relative, kind, max_file_bytes)
+            if isinstance(outcome, DiscoveredFile):
+                files.append(outcome)
+            else:
+                skipped.append(outcome)
+    return DiscoveryResult(
+        files=sorted(files, key=lambda f: f.path), skipped=sorted(skipped, key=lambda s: s.path)
+    )
+
+
+def _relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _read(
+    root: Path, path: Path, relative: str, kind: DocumentKind, max_file_bytes: int
+) -> DiscoveredFile | SkippedFile:
+    def skip(reason: str) -> SkippedFile:
+        return SkippedFile(path=relative, reason=reason)
+
+    try:
+        relative.encode()
+    except UnicodeEncodeError:
+        # Undecodable bytes in a file name survive as surrogates that nothing downstream can store.
+        printable = relative.encode(errors="surrogateescape").decode(errors="backslashreplace")
+        return SkippedFile(path=printable, reason="file name is not valid UTF-8")
+
+    try:
+        if path.is_symlink():
+            try:
+                target = path.resolve()
+            except RuntimeError:  # Python 3.11 reports a symlink loop this way
+                return skip("symlink loop")
+            if not target.is_relative_to(root):
+                return skip("symlink points outside the checkout")
+            if not target.is_file():
+                return skip("symlink target is missing or not a regular file")
+        elif not path.is_file():
+            return skip("not a regular file")
+        with path.open("rb") as handle:
+            # One byte past the limit tells "too large" without reading a huge file.
+            raw = handle.read(max_file_bytes + 1)
+    except OSError as error:
+        return skip(f"unreadable: {error.strerror or error}")
+    if len(raw) > max_file_bytes:
+        return skip(f"larger than the {max_file_bytes}-byte limit")
+    if b"\x00" in raw:
+        return skip("binary file (contains a NUL byte)")
+    try:
+        # utf-8-sig: a leading byte-order mark is not part of the text.
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return skip(f"not valid UTF-8 (invalid byte at offset {error.start})")
+    return DiscoveredFile(
+        path=relative,
+        kind=kind,
+        size_bytes=len(raw),
+        content=content,
+        content_hash=hashlib.sha256(raw).hexdigest(),
+    )

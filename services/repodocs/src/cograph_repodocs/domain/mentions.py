@@ -1,0 +1,158 @@
+"""Code identifiers mentioned in prose, and resolving them to code nodes.
+
+Three forms, tried in this order so each span of text is reported once:
+backticked (`ParseConfig`, ``module.Class``, `pkg.fn()`), call syntax
+(validate()), and plain dotted names (service.handler.dispatch).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from enum import StrEnum
+
+import msgspec
+
+
+class MentionForm(StrEnum):
+    BACKTICK = "backtick"
+    DOTTED = "dotted"
+    CALL = "call"
+
+
+class Mention(msgspec.Struct, frozen=True, kw_only=True):
+    text: str
+    """The identifier, without backticks, parentheses or arguments."""
+    form: MentionForm
+    start: int
+    """Offset of the identifier's first character in the scanned text."""
+
+
+class ResolvedMention(msgspec.Struct, frozen=True, kw_only=True):
+    code_node_key: str
+    form: MentionForm
+    text: str
+
+
+_IDENT = r"[A-Za-z_$][\w$]*"
+_DOTTED = rf"{_IDENT}(?:\.{_IDENT})*"
+# One or two backticks on each side (rst literals use two); never three, which fence code.
+_BACKTICK = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
+_BACKTICK_BODY = re.compile(rf"\s*({_DOTTED})(?:\([^()]*\))?\s*")
+_CALL = re.compile(rf"(?<![\w$.])({_DOTTED})\(([^()\n]*)\)")
+_DOTTED_NAME = re.compile(rf"(?<![\w$.])({_IDENT}(?:\.{_IDENT})+)(?![\w$])")
+_TOKEN = re.compile(r"\S+")
+# A whitespace-delimited token holding one of these is a URL, an e-mail address or a
+# path, whose dots are not code. (Checked per token: a regex here went quadratic on long tokens.)
+_NOT_CODE_MARKERS = ("://", "www.", "mailto:", "@", "/")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+# A last segment that names a file type or a top-level domain makes it a file or host name.
+_FILE_EXTENSION_WORDS = """
+    md mdx markdown rst txt html htm css scss pdf log
+    py pyi go ts tsx js jsx mjs cjs sh bash zsh ps1 bat rb rs java kt c h cc cpp hpp cs swift php sql proto
+    json yaml yml toml ini cfg conf env lock mod sum xml csv tsv
+    png jpg jpeg gif svg zip gz tar tgz whl exe dll so dylib pem crt key
+"""
+FILE_EXTENSIONS = frozenset(_FILE_EXTENSION_WORDS.split())
+DOMAIN_SUFFIXES = frozenset({"com", "org", "net", "io", "dev", "ai", "app", "co", "edu", "gov", "info", "me"})
+# Receivers that only say "this object": `self.client.connect` is about `client.connect`.
+RECEIVER_PREFIXES = ("self.", "cls.", "this.")
+# A name shared by more nodes than this is too generic to link (`run`, `main`, `New`).
+MAX_CANDIDATES = 3
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """Every identifier mention in `text`, by offset."""
+    mentions: list[Mention] = []
+    occupied = [False] * len(text)
+
+    def occupy(start: int, end: int) -> None:
+        occupied[start:end] = [True] * (end - start)
+
+    def claim(start: int, end: int) -> bool:
+        if any(occupied[start:end]):
+            return False
+        occupy(start, end)
+        return True
+
+    for match in _BACKTICK.finditer(text):
+        # The whole span is taken even when it is not an identifier (`make test`).
+        occupy(match.start(), match.end())
+        body = _BACKTICK_BODY.fullmatch(match.group(2))
+        if body and not _looks_like_file_or_host(body.group(1)):
+            start = match.start(2) + body.start(1)
+            mentions.append(Mention(text=body.group(1), form=MentionForm.BACKTICK, start=start))
+    for match in _TOKEN.finditer(text):
+        if any(marker in match.group() for marker in _NOT_CODE_MARKERS):
+            occupy(match.start(), match.end())
+    for match in _CALL.finditer(text):
+        name, arguments = match.group(1), match.group(2)
+        # "item(s)" is prose; with arguments only names that look like code count.
+        if arguments.strip() and not _looks_like_code(name):
+            continue
+        if claim(match.start(), match.end()) and not _is_abbreviation(name):
+            mentions.append(Mention(text=name, form=MentionForm.CALL, start=match.start(1)))
+    for match in _DOTTED_NAME.finditer(text):
+        name = match.group(1)
+        if _looks_like_file_or_host(name) or _is_abbreviation(name):
+            continue
+        if claim(match.start(), match.end()):
+            mentions.append(Mention(text=name, form=MentionForm.DOTTED, start=match.start(1)))
+    return sorted(mentions, key=lambda m: m.start)
+
+
+def _looks_like_file_or_host(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return "." in name and (last in FILE_EXTENSIONS or last in DOMAIN_SUFFIXES)
+
+
+def _is_abbreviation(name: str) -> bool:
+    # e.g, i.e, a.k.a, U.S: every segment one letter. "etc" has no dot and never matches.
+    return all(len(segment) == 1 for segment in name.split("."))
+
+
+def _looks_like_code(name: str) -> bool:
+    return "." in name or "_" in name or bool(_CAMEL.search(name))
+
+
+class SymbolIndex:
+    """Code nodes of one repository, looked up by qualified name, name and dotted suffix."""
+
+    def __init__(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """`rows` are (node_id, name, qualified_name), as code_nodes stores them."""
+        self._by_qualified: dict[str, list[str]] = defaultdict(list)
+        self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._by_suffix: dict[str, list[str]] = defaultdict(list)
+        for node_id, name, qualified_name in rows:
+            self._by_qualified[qualified_name].append(node_id)
+            self._by_name[name].append(node_id)
+            segments = qualified_name.split(".")
+            # Proper dotted suffixes of two or more segments: "Class.method", "mod.Class.method".
+            for cut in range(1, len(segments) - 1):
+                self._by_suffix[".".join(segments[cut:])].append(node_id)
+
+    def lookup(self, identifier: str) -> list[str]:
+        """Node ids for an identifier: the first rule that matches wins; too many matches link nothing."""
+        for table in (self._by_qualified, self._by_suffix, self._by_name):
+            nodes = list(dict.fromkeys(table.get(identifier, ())))
+            if nodes:
+                return nodes if len(nodes) <= MAX_CANDIDATES else []
+        return []
+
+
+def resolve_mentions(mentions: Iterable[Mention], index: SymbolIndex) -> list[ResolvedMention]:
+    """One link per code node, from its first mention in text order."""
+    resolved: dict[str, ResolvedMention] = {}
+    for mention in sorted(mentions, key=lambda m: m.start):
+        identifier = mention.text
+        for prefix in RECEIVER_PREFIXES:
+            if identifier.startswith(prefix):
+                identifier = identifier[len(prefix) :]
+                break
+        for node_id in index.lookup(identifier):
+            resolved.setdefault(
+                node_id, ResolvedMention(code_node_key=node_id, form=mention.form, text=mention.text)
+            )
+    return list(resolved.values())

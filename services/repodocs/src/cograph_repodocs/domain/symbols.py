@@ -1,0 +1,308 @@
+"""Code symbols of Python, Go, TypeScript and JavaScript files, with tree-sitter.
+
+The grammars are the compiled PyPI wheels: nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from functools import cache
+from pathlib import PurePosixPath
+
+import msgspec
+import tree_sitter_go
+import tree_sitter_javascript
+import tree_sitter_python
+import tree_sitter_typescript
+from tree_sitter import Language as Grammar
+from tree_sitter import Node, Parser
+
+
+class Language(StrEnum):
+    PYTHON = "python"
+    GO = "go"
+    TYPESCRIPT = "typescript"
+    JAVASCRIPT = "javascript"
+
+
+class SymbolKind(StrEnum):
+    FUNCTION = "function"
+    CLASS = "class"
+    METHOD = "method"
+    TYPE = "type"
+    INTERFACE = "interface"
+    CONSTANT = "constant"
+
+
+class Symbol(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    qualified_name: str
+    kind: SymbolKind
+    language: Language
+    path: str
+    start_line: int
+    """1-based, first line of the declaration including decorators and `export`."""
+    end_line: int
+    """1-based, inclusive."""
+    signature: str
+    """The declaration's line that holds its name, trimmed."""
+
+
+_EXTENSIONS = {
+    ".py": Language.PYTHON,
+    ".go": Language.GO,
+    ".ts": Language.TYPESCRIPT,
+    ".tsx": Language.TYPESCRIPT,
+    ".js": Language.JAVASCRIPT,
+    ".jsx": Language.JAVASCRIPT,
+    ".mjs": Language.JAVASCRIPT,
+    ".cjs": Language.JAVASCRIPT,
+}
+_GRAMMARS: dict[str, Callable[[], object]] = {
+    ".py": tree_sitter_python.language,
+    ".go": tree_sitter_go.language,
+    ".ts": tree_sitter_typescript.language_typescript,
+    ".tsx": tree_sitter_typescript.language_tsx,
+    # The JavaScript grammar parses JSX too.
+    ".js": tree_sitter_javascript.language,
+    ".jsx": tree_sitter_javascript.language,
+    ".mjs": tree_sitter_javascript.language,
+    ".cjs": tree_sitter_javascript.language,
+}
+_UPPER_CASE = re.compile(r"_*[A-Z][A-Z0-9_]*")
+_TYPE_PARAMETER = re.compile(r"^(?:typing\.|typing_extensions\.)?(?:TypeVar|ParamSpec|TypeVarTuple)\(")
+
+
+def language_for_path(path: str) -> Language | None:
+    return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+
+
+@cache
+def _grammar(suffix: str) -> Grammar:
+    return Grammar(_GRAMMARS[suffix]())
+
+
+def extract_symbols(path: str, source: str | bytes) -> list[Symbol]:
+    """The symbols declared in one file, in source order; [] for an unsupported language."""
+    suffix = PurePosixPath(path).suffix.lower()
+    language = _EXTENSIONS.get(suffix)
+    if language is None:
+        return []
+    data = source.encode() if isinstance(source, str) else source
+    root = Parser(_grammar(suffix)).parse(data).root_node
+    lines = data.decode(errors="replace").split("\n")
+    collect = _Collector(path=path, language=language, lines=lines)
+    if language is Language.PYTHON:
+        collect.python(root, module_path(path, language))
+    elif language is Language.GO:
+        collect.go(root, path)
+    else:
+        collect.script(root, module_path(path, language))
+    return collect.symbols
+
+
+def module_path(path: str, language: Language) -> str:
+    """Dotted module of a Python or TS/JS file: everything after the last `src/`, extension,
+    `__init__` and `index` dropped (`services/x/src/pkg/__init__.py` -> `pkg`)."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    # Everything up to the last `src/` directory is repository layout, not package.
+    directories = parts[:-1]
+    if "src" in directories:
+        parts = parts[len(directories) - directories[::-1].index("src") :]
+    package_file = "__init__" if language is Language.PYTHON else "index"
+    if parts and parts[-1] == package_file:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _join(*parts: str) -> str:
+    return ".".join(part for part in parts if part)
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode(errors="replace") if node is not None and node.text is not None else ""
+
+
+class _Collector:
+    def __init__(self, *, path: str, language: Language, lines: list[str]) -> None:
+        self.path = path
+        self.language = language
+        self.lines = lines
+        self.symbols: list[Symbol] = []
+
+    def add(self, name_node: Node, span: Node, kind: SymbolKind, scope: str) -> None:
+        name = _text(name_node)
+        if not name:
+            return
+        self.symbols.append(
+            Symbol(
+                name=name,
+                qualified_name=_join(scope, name),
+                kind=kind,
+                language=self.language,
+                path=self.path,
+                start_line=span.start_point[0] + 1,
+                end_line=span.end_point[0] + 1,
+                signature=self.lines[name_node.start_point[0]].strip(),
+            )
+        )
+
+    # Python: module-level functions and UPPER_CASE constants, classes (nested too) and their methods.
+    def python(self, block: Node, scope: str, *, in_class: bool = False) -> None:
+        for statement in block.named_children:
+            span = statement
+            definition = (
+                statement.child_by_field_name("definition")
+                if statement.type == "decorated_definition"
+                else statement
+            )
+            if definition is None:
+                continue
+            name = definition.child_by_field_name("name")
+            if definition.type == "class_definition" and name is not None:
+                self.add(name, span, SymbolKind.CLASS, scope)
+                body = definition.child_by_field_name("body")
+                if body is not None:
+                    self.python(body, _join(scope, _text(name)), in_class=True)
+            elif definition.type == "function_definition" and name is not None:
+                self.add(name, span, SymbolKind.METHOD if in_class else SymbolKind.FUNCTION, scope)
+            elif definition.type == "expression_statement" and not in_class:
+                self._python_constant(definition, scope)
+
+    def _python_constant(self, statement: Node, scope: str) -> None:
+        for assignment in statement.named_children:
+            if assignment.type != "assignment":
+                continue
+            target = assignment.child_by_field_name("left")
+            value = assignment.child_by_field_name("right")
+            # `T = TypeVar("T")` is upper case but a type parameter, not a constant.
+            if value is not None and value.type == "call" and _TYPE_PARAMETER.search(_text(value)):
+                continue
+            if target is not None and target.type == "identifier" and _UPPER_CASE.fullmatch(_text(target)):
+                self.add(target, statement, SymbolKind.CONSTANT, scope)
+
+    # Go: package path = directory segments, plus the package clause when it differs from the
+    # directory name (`cmd/tool` + `package main` -> `cmd.tool.main`); methods by receiver type.
+    def go(self, root: Node, path: str) -> None:
+        package = next(
+            (
+                _text(c.named_children[0])
+                for c in root.named_children
+                if c.type == "package_clause" and c.named_children
+            ),
+            "",
+        )
+        segments = [s for s in PurePosixPath(path).parent.parts if s != "."]
+        if package and (not segments or segments[-1] != package):
+            segments.append(package)
+        scope = ".".join(segments)
+        for declaration in root.named_children:
+            if declaration.type == "function_declaration":
+                self._add_named(declaration, declaration, SymbolKind.FUNCTION, scope)
+            elif declaration.type == "method_declaration":
+                receiver = _go_receiver_type(declaration)
+                self._add_named(declaration, declaration, SymbolKind.METHOD, _join(scope, receiver))
+            elif declaration.type in ("type_declaration", "const_declaration"):
+                for spec, span in _go_specs(declaration):
+                    if spec.type == "const_spec":
+                        for name in spec.children_by_field_name("name"):
+                            if name.is_named:  # the field also holds the commas of `A, B = ...`
+                                self.add(name, span, SymbolKind.CONSTANT, scope)
+                    else:
+                        self._add_named(spec, span, _go_type_kind(spec), scope)
+
+    def _add_named(self, node: Node, span: Node, kind: SymbolKind, scope: str) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            self.add(name, span, kind, scope)
+
+    # TS/JS: top-level declarations, exported or not; class members as methods.
+    def script(self, root: Node, scope: str) -> None:
+        for statement in root.named_children:
+            span = statement
+            declaration = (
+                statement.child_by_field_name("declaration")
+                if statement.type == "export_statement"
+                else statement
+            )
+            if declaration is None:
+                continue
+            for name, kind, body in _script_declarations(declaration):
+                self.add(name, span, kind, scope)
+                if body is not None:
+                    self._script_members(body, _join(scope, _text(name)))
+
+    def _script_members(self, body: Node, scope: str) -> None:
+        for member in body.named_children:
+            if member.type == "method_definition":
+                name = member.child_by_field_name("name")
+                # `#private` methods cannot be referred to from outside the class.
+                if name is not None and name.type != "private_property_identifier":
+                    self.add(name, member, SymbolKind.METHOD, scope)
+            elif member.type in ("public_field_definition", "field_definition"):
+                # A field holding an arrow function is a method in all but syntax.
+                name = member.child_by_field_name("name") or member.child_by_field_name("property")
+                value = member.child_by_field_name("value")
+                if name is not None and value is not None and value.type in _FUNCTION_VALUES:
+                    self.add(name, member, SymbolKind.METHOD, scope)
+
+
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_SCRIPT_KINDS = {
+    "function_declaration": SymbolKind.FUNCTION,
+    "generator_function_declaration": SymbolKind.FUNCTION,
+    "class_declaration": SymbolKind.CLASS,
+    "abstract_class_declaration": SymbolKind.CLASS,
+    "interface_declaration": SymbolKind.INTERFACE,
+    "type_alias_declaration": SymbolKind.TYPE,
+    "enum_declaration": SymbolKind.TYPE,
+}
+
+
+def _script_declarations(declaration: Node) -> Iterator[tuple[Node, SymbolKind, Node | None]]:
+    """(name node, kind, class body or None) for each symbol one top-level statement declares."""
+    kind = _SCRIPT_KINDS.get(declaration.type)
+    name = declaration.child_by_field_name("name")
+    if kind is not None and name is not None:
+        body = declaration.child_by_field_name("body") if kind is SymbolKind.CLASS else None
+        yield name, kind, body
+        return
+    if declaration.type not in ("lexical_declaration", "variable_declaration"):
+        return
+    is_const = _text(declaration).startswith("const")
+    for declarator in declaration.named_children:
+        name = declarator.child_by_field_name("name")
+        value = declarator.child_by_field_name("value")
+        if declarator.type != "variable_declarator" or name is None or name.type != "identifier":
+            continue
+        if value is not None and value.type in _FUNCTION_VALUES:
+            yield name, SymbolKind.FUNCTION, None
+        elif is_const and _UPPER_CASE.fullmatch(_text(name)):
+            yield name, SymbolKind.CONSTANT, None
+
+
+def _go_receiver_type(method: Node) -> str:
+    receiver = method.child_by_field_name("receiver")
+    parameter = receiver.named_children[0] if receiver is not None and receiver.named_children else None
+    node = parameter.child_by_field_name("type") if parameter is not None else None
+    # Unwrap `*T`, `T[K]` and `*T[K]` down to the type's own name.
+    while node is not None and node.type in ("pointer_type", "generic_type"):
+        node = node.child_by_field_name("type") if node.type == "generic_type" else node.named_children[0]
+    return _text(node)
+
+
+def _go_specs(declaration: Node) -> Iterator[tuple[Node, Node]]:
+    """(spec, span) pairs: a lone `const X = 1` spans its keyword; a grouped spec spans itself."""
+    specs = [c for c in declaration.named_children if c.type in ("type_spec", "type_alias", "const_spec")]
+    grouped = any(c.type == "(" for c in declaration.children)
+    for spec in specs:
+        yield spec, spec if grouped else declaration
+
+
+def _go_type_kind(spec: Node) -> SymbolKind:
+    type_node = spec.child_by_field_name("type")
+    if type_node is not None and type_node.type == "interface_type":
+        return SymbolKind.INTERFACE
+    return SymbolKind.TYPE

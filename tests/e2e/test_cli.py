@@ -1,0 +1,66 @@
+"""`cograph up` as a person runs it: prints where it is, serves a healthy system, stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_cograph_up_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")}
+    cograph = Path(sys.executable).parent / "cograph"
+    process = subprocess.Popen(
+        [str(cograph), "up", "--port", str(port), "--data-dir", str(tmp_path / "state")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    output: list[str] = []
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            output.append(line)
+            if line.startswith("Press Ctrl-C"):
+                break
+        text = "".join(output)
+        assert f"Cograph Document RAG is up at http://127.0.0.1:{port}" in text, text
+        token = re.search(r"dev token\s+(\S+)", text)
+        assert token is not None, text
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+        assert ready.status_code == 200
+        assert ready.json()["status"] == "ready"
+        listed = httpx.get(
+            f"http://127.0.0.1:{port}/api/md-collections",
+            headers={"Authorization": f"Bearer {token.group(1)}"},
+            timeout=10,
+        )
+        assert listed.status_code == 200
+        assert (tmp_path / "state" / "postgres" / "PG_VERSION").exists()
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, "".join(output) + rest
+    # The embedded PostgreSQL stopped with it.
+    assert not (tmp_path / "state" / "postgres" / "postmaster.pid").exists()

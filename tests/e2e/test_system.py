@@ -1,0 +1,137 @@
+"""The four services running together, reached through the gateway over real HTTP and gRPC."""
+
+from __future__ import annotations
+
+import httpx
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from cograph_cli.runtime import System
+from cograph_grpc import check_health, open_channel
+
+
+async def test_gateway_reports_every_service_ready(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "service": "gateway",
+        "status": "ready",
+        "checks": {"collections": "ok", "repodocs": "ok", "search": "ok"},
+    }
+    assert (await gateway.get("/healthz")).json() == {"status": "ok", "service": "gateway"}
+
+
+async def test_each_service_answers_the_grpc_health_protocol(system: System) -> None:
+    for name in ("collections", "repodocs", "search", "gateway"):
+        host = system.hosts[name]
+        channel = open_channel(f"127.0.0.1:{host.grpc.port}", system.settings.grpc)
+        try:
+            assert await check_health(channel) == "SERVING", name
+        finally:
+            await channel.close(None)
+
+
+async def test_store_readiness_checks_its_database(system: System) -> None:
+    for name in ("collections", "repodocs"):
+        port = system.hosts[name].http.port
+        async with httpx.AsyncClient() as client:
+            report = (await client.get(f"http://127.0.0.1:{port}/readyz")).json()
+        assert report == {"service": name, "status": "ready", "checks": {"database": "ok"}}
+
+
+async def test_readiness_fails_and_names_the_service_that_stopped(
+    system: System, gateway: httpx.AsyncClient
+) -> None:
+    await system.hosts.pop("repodocs").stop()
+    response = await gateway.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "not_ready"
+    assert body["checks"]["collections"] == "ok"
+    assert body["checks"]["search"] == "ok"
+    assert body["checks"]["repodocs"] != "ok"
+    # search depends on repodocs too, and says so on its own readiness endpoint.
+    async with httpx.AsyncClient() as client:
+        search = await client.get(f"http://127.0.0.1:{system.hosts['search'].http.port}/readyz")
+    assert search.status_code == 503
+    assert search.json()["checks"]["repodocs"] != "ok"
+
+
+async def test_one_request_is_one_trace_from_gateway_through_grpc_into_sql(
+    gateway: httpx.AsyncClient,
+    auth: dict[str, dict[str, str]],
+    span_exporter: InMemorySpanExporter,
+    tracer_provider: TracerProvider,
+) -> None:
+    span_exporter.clear()
+    response = await gateway.get("/api/md-collections", headers=auth["alice"])
+    assert response.status_code == 200
+    tracer_provider.force_flush()
+    spans = span_exporter.get_finished_spans()
+    http_spans = [s for s in spans if s.kind == SpanKind.SERVER and "md-collections" in s.name]
+    assert len(http_spans) == 1
+    trace_id = http_spans[0].context.trace_id
+    in_trace = [s for s in spans if s.context.trace_id == trace_id]
+    grpc_clients = [s for s in in_trace if s.kind == SpanKind.CLIENT and "CollectionsService" in s.name]
+    grpc_servers = [s for s in in_trace if s.kind == SpanKind.SERVER and "CollectionsService" in s.name]
+    sql = [s for s in in_trace if s.attributes and s.attributes.get("db.system") == "postgresql"]
+    assert grpc_clients, "the gateway's gRPC call is in the trace"
+    assert grpc_servers, "the collections service's handling is in the trace"
+    assert sql, "the SQL the collections service ran is in the trace"
+    # The SQL ran inside the gRPC server span, which ran inside the gateway's client span.
+    server_ids = {s.context.span_id for s in grpc_servers}
+    assert any(s.parent is not None and s.parent.span_id in server_ids for s in sql)
+    client_ids = {s.context.span_id for s in grpc_clients}
+    assert any(s.parent is not None and s.parent.span_id in client_ids for s in grpc_servers)
+
+
+async def test_requests_without_credentials_are_refused(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.get("/api/md-collections")
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["detail"] == "sign in: send 'Authorization: Bearer <token>'"
+    bad = await gateway.get("/api/md-collections", headers={"Authorization": "Bearer nope"})
+    assert bad.status_code == 401
+    assert bad.json()["detail"] == "the token is not valid"
+
+
+async def test_collections_round_trip_through_the_gateway(
+    gateway: httpx.AsyncClient, auth: dict[str, dict[str, str]]
+) -> None:
+    created = await gateway.post(
+        "/api/md-collections",
+        json={"name": "Runbooks", "description": "On-call procedures", "visibility": "private"},
+        headers=auth["alice"],
+    )
+    assert created.status_code == 201
+    collection = created.json()
+    assert collection["owner"] == "alice"
+    assert collection["visibility"] == "private"
+    fetched = await gateway.get(f"/api/md-collections/{collection['id']}", headers=auth["alice"])
+    assert fetched.json() == collection
+    # bob is neither the owner nor in a granted group: 403, while a missing collection is 404.
+    assert (
+        await gateway.get(f"/api/md-collections/{collection['id']}", headers=auth["bob"])
+    ).status_code == 403
+    missing = await gateway.get(
+        "/api/md-collections/00000000-0000-0000-0000-000000000000", headers=auth["bob"]
+    )
+    assert missing.status_code == 404
+    listed = await gateway.get("/api/md-collections", params={"q": "on-call"}, headers=auth["alice"])
+    assert [c["id"] for c in listed.json()["items"]] == [collection["id"]]
+    assert (await gateway.get("/api/md-collections", headers=auth["bob"])).json()["items"] == []
+
+
+async def test_invalid_bodies_are_clear_problems(
+    gateway: httpx.AsyncClient, auth: dict[str, dict[str, str]]
+) -> None:
+    response = await gateway.post("/api/md-collections", json={"name": ""}, headers=auth["alice"])
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert "name" in response.text
+    wrong = await gateway.post(
+        "/api/md-collections", json={"name": "x", "visibility": "secret"}, headers=auth["alice"]
+    )
+    assert wrong.status_code == 400
+    assert "visibility" in wrong.text

@@ -1,0 +1,125 @@
+"""Both embedding providers, on real parts: the packaged model, and a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from litestar import Litestar, Request, post
+
+from cograph_embeddings import EmbeddingError, EmbeddingProvider, OpenAIProvider
+from cograph_service import HttpServer
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def test_local_model_gives_unit_vectors_of_384_dimensions(embedder: EmbeddingProvider) -> None:
+    info = await embedder.info()
+    assert (info.name, info.dimension) == ("all-MiniLM-L6-v2", 384)
+    vectors = await embedder.embed(["The cat sat on the mat.", "Rotate the signing keys every quarter."])
+    assert [len(v) for v in vectors] == [384, 384]
+    for vector in vectors:
+        assert math.isclose(math.sqrt(sum(x * x for x in vector)), 1.0, abs_tol=1e-4)
+
+
+async def test_similar_sentences_are_closer_than_unrelated_ones(embedder: EmbeddingProvider) -> None:
+    deploy, rollout, soup = await embedder.embed(
+        [
+            "How do I deploy the service to production?",
+            "Steps for rolling out the application to the live environment",
+            "A recipe for tomato soup with basil",
+        ]
+    )
+    assert cosine(deploy, rollout) > cosine(deploy, soup) + 0.2
+
+
+class FakeRemote:
+    """A real HTTP server that speaks the OpenAI embeddings protocol (deterministic vectors)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.requests: list[dict[str, object]] = []
+
+        @post("/v1/embeddings", status_code=200)
+        async def embeddings(request: Request[Any, Any, Any]) -> dict[str, object]:
+            body = await request.json()
+            self.requests.append(body)
+            await asyncio.sleep(self.delay)
+            texts = body["input"]
+            # Answer out of order: the client must sort by index.
+            data = [
+                {"object": "embedding", "index": i, "embedding": [float(len(t)), float(i), 1.0]}
+                for i, t in reversed(list(enumerate(texts)))
+            ]
+            return {"object": "list", "model": body["model"], "data": data}
+
+        self.app = Litestar([embeddings], logging_config=None)
+
+
+@pytest.fixture
+async def remote() -> AsyncIterator[tuple[FakeRemote, str]]:
+    fake = FakeRemote()
+    server = HttpServer("fake-openai", fake.app)
+    port = await server.start("127.0.0.1", 0)
+    yield fake, f"http://127.0.0.1:{port}/v1"
+    await server.stop()
+
+
+async def test_openai_provider_batches_and_keeps_order(remote: tuple[FakeRemote, str]) -> None:
+    fake, url = remote
+    provider = OpenAIProvider(
+        base_url=url, model="text-embedding-3-small", api_key="k", batch_size=2, timeout_seconds=5
+    )
+    texts = ["a", "bb", "ccc", "dddd", "eeeee"]
+    vectors = await provider.embed(texts)
+    await provider.close()
+    assert [v[0] for v in vectors] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    # One probe for the dimension, then ceil(5 / 2) batches of at most two texts.
+    batches = [r["input"] for r in fake.requests[1:]]
+    assert batches == [["a", "bb"], ["ccc", "dddd"], ["eeeee"]]
+    assert all(r["model"] == "text-embedding-3-small" for r in fake.requests)
+    assert (await provider.info()).dimension == 3
+
+
+async def test_openai_provider_refused_connection_is_a_clear_error() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    provider = OpenAIProvider(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key="", batch_size=8, timeout_seconds=5
+    )
+    with pytest.raises(EmbeddingError, match=r"http://127.0.0.1:\d+/v1/embeddings is unreachable"):
+        await provider.embed(["hello"])
+    await provider.close()
+
+
+async def test_openai_provider_timeout_is_a_clear_error(remote: tuple[FakeRemote, str]) -> None:
+    fake, url = remote
+    fake.delay = 2.0
+    provider = OpenAIProvider(
+        base_url=url, model="m", api_key="", batch_size=8, timeout_seconds=0.3, dimensions=3
+    )
+    with pytest.raises(EmbeddingError, match=r"did not answer within 0.3 s"):
+        await provider.embed(["hello"])
+    await provider.close()
+
+
+async def test_openai_provider_error_status_is_reported(remote: tuple[FakeRemote, str]) -> None:
+    _, url = remote
+    provider = OpenAIProvider(
+        base_url=url.replace("/v1", "/nope"),
+        model="m",
+        api_key="",
+        batch_size=8,
+        timeout_seconds=5,
+        dimensions=3,
+    )
+    with pytest.raises(EmbeddingError, match="answered 404"):
+        await provider.embed(["hello"])
+    await provider.close()

@@ -1,0 +1,58 @@
+"""Settings come from COGRAPH_<SECTION>__<KEY>; mistakes fail fast and name the variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cograph_settings import SettingsError, load_settings, settings_table
+
+
+def test_defaults_without_environment() -> None:
+    settings = load_settings({"PATH": "/usr/bin"})
+    assert settings.embedding.batch_size == 256
+    assert settings.embedding.provider == "local"
+    assert settings.database.dsn == ""
+
+
+def test_values_are_converted_to_their_types() -> None:
+    settings = load_settings(
+        {
+            "COGRAPH_EMBEDDING__BATCH_SIZE": "32",
+            "COGRAPH_AUTH__ANONYMOUS_READ": "true",
+            "COGRAPH_SEARCH__RRF_K": "20.5",
+            "COGRAPH_AUTH__API_TOKENS": '[{"token": "t1", "sub": "ci", "roles": ["admin"]}]',
+        }
+    )
+    assert settings.embedding.batch_size == 32
+    assert settings.auth.anonymous_read is True
+    assert settings.search.rrf_k == 20.5
+    assert settings.auth.api_tokens[0].sub == "ci"
+    assert settings.auth.api_tokens[0].roles == ["admin"]
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"COGRAPH_EMBEDDING__BATCHSIZE": "1"}, "COGRAPH_EMBEDDING__BATCHSIZE is not a setting"),
+        ({"COGRAPH_EMBEDDING__BATCH_SIZE": "many"}, "COGRAPH_EMBEDDING__BATCH_SIZE: Expected `int`"),
+        ({"COGRAPH_EMBEDDING__BATCH_SIZE": "0"}, "COGRAPH_EMBEDDING__BATCH_SIZE: Expected `int` >= 1"),
+        (
+            {"COGRAPH_EMBEDDING__PROVIDER": "cohere"},
+            "COGRAPH_EMBEDDING__PROVIDER: Invalid enum value 'cohere'",
+        ),
+        ({"COGRAPH_AUTH__API_TOKENS": "[{"}, "COGRAPH_AUTH__API_TOKENS must be JSON"),
+        ({"COGRAPH_AUTH__API_TOKENS": '[{"token": "t"}]'}, "COGRAPH_AUTH__API_TOKENS"),
+    ],
+)
+def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ)
+    assert message in str(raised.value)
+
+
+def test_readme_configuration_table_is_the_generated_one() -> None:
+    """The README documents every setting exactly as the code defines it."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    assert settings_table() in readme

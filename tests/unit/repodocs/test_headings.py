@@ -1,0 +1,139 @@
+"""Headings and anchors: what a renderer shows and links to."""
+
+from __future__ import annotations
+
+import pytest
+
+from cograph_repodocs.domain.headings import AnchorRegistry, find_headings, github_anchor
+from cograph_repodocs.domain.model import Heading
+
+
+@pytest.mark.parametrize(
+    ("text", "anchor"),
+    [
+        ("Getting Started", "getting-started"),
+        ("What's new in v2.0?", "whats-new-in-v20"),
+        ("Foo & Bar", "foo--bar"),  # GitHub keeps one dash per space
+        ("snake_case and kebab-case", "snake_case-and-kebab-case"),
+        ("Über Café", "über-café"),
+        ("🚀 Launch", "-launch"),
+        ("C++ / C#", "c--c"),
+        ("", ""),
+    ],
+)
+def test_github_anchor(text: str, anchor: str) -> None:
+    assert github_anchor(text) == anchor
+
+
+def test_anchor_registry_numbers_duplicates_like_github() -> None:
+    registry = AnchorRegistry()
+    texts = ["Usage", "Usage", "Usage 1", "Usage", "Other"]
+    assert [registry.unique(t) for t in texts] == ["usage", "usage-1", "usage-1-1", "usage-2", "other"]
+
+
+def headings(path: str, text: str) -> list[tuple[int, str, str, int]]:
+    return [
+        (h.heading.level, h.heading.text, h.heading.anchor, h.heading.line) for h in find_headings(path, text)
+    ]
+
+
+MARKDOWN = """\
+---
+title: front matter
+# not a heading
+---
+# The `Config` *loader*
+
+Intro with a [link](https://example.com).
+
+```bash
+# not a heading either
+make test
+```
+
+    # indented code is not a heading
+
+## Install ##
+#hashtag is not a heading
+
+Setext heading
+--------------
+
+> ### Quoted heading
+
+## Install
+### [Linked](x.md) ![badge](b.svg) &amp; <b>bold</b> __init__
+"""
+
+
+def test_markdown_headings_follow_commonmark() -> None:
+    assert headings("docs/guide.md", MARKDOWN) == [
+        (1, "The Config loader", "the-config-loader", 5),
+        (2, "Install", "install", 16),
+        (2, "Setext heading", "setext-heading", 19),
+        (3, "Quoted heading", "quoted-heading", 22),
+        (2, "Install", "install-1", 24),
+        (3, "Linked & bold init", "linked---bold-init", 25),
+    ]
+
+
+def test_mdx_and_markdown_extensions_are_markdown() -> None:
+    assert headings("a.MDX", "# A\n") == [(1, "A", "a", 1)]
+    assert headings("a.markdown", "# A\n") == [(1, "A", "a", 1)]
+
+
+@pytest.mark.parametrize("path", ["Dockerfile", "values.yaml", "main.py", "notes.txt", "Makefile"])
+def test_other_files_have_no_headings(path: str) -> None:
+    assert headings(path, "# build stage\nFROM python\n# another comment\n") == []
+
+
+RST = """\
+=============
+ The Project
+=============
+
+Intro paragraph.
+
+Installation
+============
+
+From PyPI
+---------
+
+Text.
+Not a title
+-----------
+
+``Config`` objects
+==================
+
+-----
+
+Usage
+=====
+"""
+
+
+def test_rst_titles_rank_by_first_appearance_of_their_style() -> None:
+    # Over+underlined "=" is one style, underlined "=" another, "-" a third.
+    assert headings("docs/index.rst", RST) == [
+        (1, "The Project", "the-project", 2),
+        (2, "Installation", "installation", 7),
+        (3, "From PyPI", "from-pypi", 10),
+        (2, "Config objects", "config-objects", 17),
+        (2, "Usage", "usage", 22),
+    ]
+
+
+def test_rst_title_needs_an_underline_as_long_as_the_text() -> None:
+    assert headings("a.rst", "Long title\n===\n\nShort\n=====\n") == [(1, "Short", "short", 4)]
+
+
+def test_rst_inline_markup_is_removed_from_titles() -> None:
+    text = "`Docs <https://x.y>`_ and :class:`Foo` and *emphasis*\n" + "=" * 60 + "\n"
+    assert headings("a.rst", text) == [(1, "Docs and Foo and emphasis", "docs-and-foo-and-emphasis", 1)]
+
+
+def test_crlf_line_endings_count_lines_like_lf() -> None:
+    found = find_headings("a.md", "intro\r\n\r\n# Title\r\n")
+    assert [h.heading for h in found] == [Heading(level=1, text="Title", anchor="title", line=3)]

@@ -1,0 +1,89 @@
+"""Slugs: the spec's five steps, and uniqueness by a deterministic suffix."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from cograph_repodocs.domain.slugs import assign_slugs, slugify
+
+
+@pytest.mark.parametrize(
+    ("path", "slug"),
+    [
+        ("README.md", "readme"),
+        ("docs/Getting Started.md", "getting-started"),
+        ("doc/api/Client_API.mdx", "api-client-api"),
+        ("documentation/guide.markdown", "guide"),
+        ("pages/about/index.rst", "about-index"),
+        ("notes/todo.txt", "notes-todo"),
+        ("services/repodocs/README.md", "services-repodocs-readme"),
+        # Only one leading prefix, and only at the start.
+        ("docs/docs/a.md", "docs-a"),
+        ("src/docs/a.md", "src-docs-a"),
+        # Steps 1 and 2 come before lowercasing, so they are case-sensitive.
+        ("Docs/Guide.md", "docs-guide"),
+        ("README.MD", "readme-md"),
+        # Only the last, listed extension is dropped.
+        ("CHANGELOG.md.txt", "changelog-md"),
+        (".github/workflows/ci.yml", "github-workflows-ci-yml"),
+        ("Dockerfile", "dockerfile"),
+        # Runs of anything non-alphanumeric, underscores included, become one dash; ends are trimmed.
+        ("docs/--Weird__name!!.md", "weird-name"),
+        ("docs/_index.md", "index"),
+        ("docs/v1.2/Über Café.md", "v1-2-über-café"),
+        ("docs/指南.md", "指南"),
+        ("docs/!!!.md", "page"),
+        ("docs/.md", "page"),
+    ],
+)
+def test_slugify(path: str, slug: str) -> None:
+    assert slugify(path) == slug
+
+
+def test_slugify_truncates_to_80_characters_without_a_trailing_dash() -> None:
+    assert slugify("a" * 100 + ".md") == "a" * 80
+    # Character 80 would be the dash between "aaa…" and "b".
+    assert slugify("a" * 79 + "/b.md") == "a" * 79
+
+
+def test_unique_slugs_are_left_alone() -> None:
+    docs = [("id-1", "README.md"), ("id-2", "docs/guide.md")]
+    assert assign_slugs(docs) == {"id-1": "readme", "id-2": "guide"}
+
+
+def test_collisions_get_a_suffix_from_the_document_id_and_the_first_path_keeps_the_bare_slug() -> None:
+    docs = [("doc-b", "docs/Guide.md"), ("doc-a", "guide.md"), ("doc-c", "pages/guide.md")]
+    # sha1("doc-a") = 65e08cfc…, sha1("doc-c") = d4b9cb02…; "docs/Guide.md" sorts first.
+    assert assign_slugs(docs) == {"doc-b": "guide", "doc-a": "guide-65e0", "doc-c": "guide-d4b9"}
+
+
+def test_assignment_does_not_depend_on_input_order() -> None:
+    docs = [("doc-b", "docs/Guide.md"), ("doc-a", "guide.md"), ("doc-c", "pages/guide.md")]
+    results = [assign_slugs(list(order)) for order in itertools.permutations(docs)]
+    assert all(result == results[0] for result in results)
+
+
+def test_a_suffix_that_collides_again_is_rehashed() -> None:
+    # sha1("doc-25") and sha1("doc-190") both start with db1c; sha1("doc-190#1") starts with 5a3c.
+    docs = [("doc-1", "doc/guide.md"), ("doc-25", "docs/guide.md"), ("doc-190", "guide.md")]
+    assert assign_slugs(docs) == {"doc-1": "guide", "doc-25": "guide-db1c", "doc-190": "guide-5a3c"}
+
+
+def test_a_suffixed_slug_never_takes_another_page_s_bare_slug() -> None:
+    # "guide-65e0" is a real page; doc-a would otherwise get that slug. sha1("doc-a#1") starts with 8c57.
+    docs = [("doc-x", "docs/guide.md"), ("doc-a", "guide.md"), ("doc-y", "guide-65e0.md")]
+    assert assign_slugs(docs) == {"doc-x": "guide", "doc-a": "guide-8c57", "doc-y": "guide-65e0"}
+
+
+def test_suffixed_slugs_stay_within_80_characters() -> None:
+    long_path = "a" * 90 + ".md"
+    slugs = assign_slugs([("doc-a", long_path), ("doc-b", "docs/" + long_path)])
+    # "aaa….md" sorts before "docs/…" and keeps the bare slug; sha1("doc-b") = add88ea9….
+    assert slugs == {"doc-a": "a" * 80, "doc-b": "a" * 75 + "-add8"}
+
+
+def test_duplicate_document_ids_are_rejected() -> None:
+    with pytest.raises(ValueError, match="unique"):
+        assign_slugs([("doc-a", "a.md"), ("doc-a", "b.md")])

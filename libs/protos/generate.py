@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grpc_tools import protoc  # type: ignore[import-untyped]
+from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOS = ROOT / "protos"

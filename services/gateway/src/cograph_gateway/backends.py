@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2_grpc as collections_grpc
@@ -13,25 +11,27 @@ from cograph_grpc import open_channel
 from cograph_settings import Settings
 
 
-@dataclass(frozen=True)
 class Backends:
-    channels: dict[str, aio.Channel]
-    collections: collections_grpc.CollectionsServiceAsyncStub
-    repodocs: repodocs_grpc.RepoDocsServiceAsyncStub
-    search: search_grpc.SearchServiceAsyncStub
+    # Attributes are annotated in __init__ only: the async stub types exist in the
+    # type stubs alone, and Litestar resolves class-level annotations at run time.
+    def __init__(self, channels: dict[str, aio.Channel]) -> None:
+        self.channels = channels
+        self.collections: collections_grpc.CollectionsServiceAsyncStub = (
+            collections_grpc.CollectionsServiceStub(channels["collections"])
+        )
+        self.repodocs: repodocs_grpc.RepoDocsServiceAsyncStub = repodocs_grpc.RepoDocsServiceStub(
+            channels["repodocs"]
+        )
+        self.search: search_grpc.SearchServiceAsyncStub = search_grpc.SearchServiceStub(channels["search"])
 
     @classmethod
     def connect(cls, settings: Settings) -> Backends:
-        channels = {
-            "collections": open_channel(settings.collections.target, settings.grpc),
-            "repodocs": open_channel(settings.repodocs.target, settings.grpc),
-            "search": open_channel(settings.search.target, settings.grpc),
-        }
         return cls(
-            channels=channels,
-            collections=collections_grpc.CollectionsServiceStub(channels["collections"]),
-            repodocs=repodocs_grpc.RepoDocsServiceStub(channels["repodocs"]),
-            search=search_grpc.SearchServiceStub(channels["search"]),
+            {
+                "collections": open_channel(settings.collections.target, settings.grpc),
+                "repodocs": open_channel(settings.repodocs.target, settings.grpc),
+                "search": open_channel(settings.search.target, settings.grpc),
+            }
         )
 
     async def close(self) -> None:

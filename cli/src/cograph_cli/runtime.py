@@ -64,7 +64,7 @@ async def start_system(settings: Settings, dsn: str, embedder: EmbeddingProvider
     try:
         for name, create in (("collections", create_collections), ("repodocs", create_repodocs)):
             endpoint = getattr(settings, name)
-            host = await create(settings, dsn)
+            host = await create(settings, dsn, embedder)
             await host.start(endpoint.bind_host, endpoint.grpc_port, endpoint.http_port)
             system.hosts[name] = host
             target = f"{endpoint.bind_host}:{host.grpc.port}"
@@ -96,12 +96,13 @@ async def start_service(name: str, settings: Settings, dsn: str) -> ServiceHost:
         host = await create_gateway(settings)
         await host.start(settings.gateway.bind_host, settings.gateway.grpc_port, settings.gateway.port)
         return host
+    embedder = create_provider(settings.embedding)
     if name == "search":
-        host = await create_search(settings, create_provider(settings.embedding))
+        host = await create_search(settings, embedder)
     elif name == "collections":
-        host = await create_collections(settings, dsn)
+        host = await create_collections(settings, dsn, embedder)
     elif name == "repodocs":
-        host = await create_repodocs(settings, dsn)
+        host = await create_repodocs(settings, dsn, embedder)
     else:
         raise ValueError(f"unknown service {name!r}")
     endpoint = getattr(settings, name)

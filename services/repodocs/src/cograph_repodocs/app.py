@@ -5,6 +5,7 @@ from __future__ import annotations
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Migrations, open_service_pool
+from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer
 from cograph_repodocs.rpc import RepoDocsServicer
 from cograph_service import Readiness, ServiceHost, database_check
@@ -15,7 +16,7 @@ MIGRATIONS = Migrations(schema="repodocs", package="cograph_repodocs")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RepoDocsService"].full_name
 
 
-async def create_service(settings: Settings, dsn: str) -> ServiceHost:
+async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
     # The RPCs still to build (issue 4) answer UNIMPLEMENTED.
     servicer = RepoDocsServicer(pool)  # type: ignore[abstract]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import secrets
 import sys
@@ -55,7 +56,6 @@ async def _up(settings: Settings) -> None:
             await asyncio.wait_for(system.hosts["gateway"].ready.wait(), timeout=60)
             url = system.gateway_url
             print(f"\nCograph Document RAG is up at {url}")
-            print(f"  web UI      {url}/docs")
             print(f"  REST API    {url}/api  (OpenAPI: {url}/api/schema)")
             print(f"  readiness   {url}/readyz")
             tokens = system.settings.auth.api_tokens
@@ -69,8 +69,13 @@ async def _up(settings: Settings) -> None:
             await embedder.close()
 
 
+# The services that store nothing never open a database.
+STATELESS = ("gateway", "search")
+
+
 async def _serve(name: str, settings: Settings) -> None:
-    async with database(settings) as dsn:
+    opened = contextlib.nullcontext("") if name in STATELESS else database(settings)
+    async with opened as dsn:
         host = await start_service(name, settings, dsn)
         try:
             await wait_for_signal()
@@ -98,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--data-dir", type=Path, help="where local state lives (default: .cograph)")
     serve = commands.add_parser("serve", help="run one service, as a pod does")
     serve.add_argument("service", choices=SERVICES)
+    commands.add_parser("worker", help="run a collections job worker (embedding, link resolution)")
     commands.add_parser("migrate", help="apply every service's migrations and exit")
     commands.add_parser("config", help="print the configuration table")
     return parser
@@ -124,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(_up(settings))
         elif args.command == "serve":
             asyncio.run(_serve(args.service, settings))
+        elif args.command == "worker":
+            asyncio.run(_serve("worker", settings))
         elif args.command == "migrate":
             asyncio.run(_migrate(settings))
     except KeyboardInterrupt:

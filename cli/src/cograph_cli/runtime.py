@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import msgspec
 
 from cograph_collections.app import create_service as create_collections
+from cograph_collections.app import create_worker
 from cograph_db import EmbeddedPostgres
 from cograph_embeddings import EmbeddingProvider, create_provider
 from cograph_gateway.app import create_service as create_gateway
@@ -62,9 +63,13 @@ async def start_system(settings: Settings, dsn: str, embedder: EmbeddingProvider
     """
     system = System(settings)
     try:
-        for name, create in (("collections", create_collections), ("repodocs", create_repodocs)):
+        stores: dict[str, Callable[[], Awaitable[ServiceHost]]] = {
+            "collections": lambda: create_collections(settings, dsn, embedder, with_worker=True),
+            "repodocs": lambda: create_repodocs(settings, dsn, embedder),
+        }
+        for name, create in stores.items():
             endpoint = getattr(settings, name)
-            host = await create(settings, dsn, embedder)
+            host = await create()
             await host.start(endpoint.bind_host, endpoint.grpc_port, endpoint.http_port)
             system.hosts[name] = host
             target = f"{endpoint.bind_host}:{host.grpc.port}"
@@ -97,6 +102,12 @@ async def start_service(name: str, settings: Settings, dsn: str) -> ServiceHost:
         await host.start(settings.gateway.bind_host, settings.gateway.grpc_port, settings.gateway.port)
         return host
     embedder = create_provider(settings.embedding)
+    if name == "worker":
+        host = await create_worker(settings, dsn, embedder)
+        # Its own pod: the collections ports, serving health and metrics only.
+        endpoint = settings.collections
+        await host.start(endpoint.bind_host, endpoint.grpc_port, endpoint.http_port)
+        return host
     if name == "search":
         host = await create_search(settings, embedder)
     elif name == "collections":

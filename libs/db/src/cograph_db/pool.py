@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeAlias
 
 import asyncpg
 from pgvector.asyncpg import register_vector
@@ -48,3 +48,7 @@ async def open_service_pool(
     finally:
         await connection.close()
     return await create_pool(dsn, settings, schema=migrations.schema)
+
+
+# What a store is handed: a plain connection or one borrowed from a pool.
+Connection: TypeAlias = "asyncpg.Connection[Any] | asyncpg.pool.PoolConnectionProxy[Any]"

@@ -14,6 +14,8 @@ def open_channel(target: str, settings: GrpcSettings) -> aio.Channel:
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.keepalive_time_ms", 30_000),
+        # Spread calls over every replica a (headless) service name resolves to.
+        ("grpc.lb_policy_name", "round_robin"),
     ]
     return aio.insecure_channel(
         target,

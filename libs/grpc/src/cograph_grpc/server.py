@@ -44,6 +44,9 @@ class GrpcServer:
             options=[
                 ("grpc.max_send_message_length", settings.max_message_bytes),
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
+                # Clients reconnect now and then, so new replicas get their share of calls.
+                ("grpc.max_connection_age_ms", 300_000),
+                ("grpc.max_connection_age_grace_ms", 30_000),
             ],
         )
         for add in register:

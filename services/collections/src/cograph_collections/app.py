@@ -5,6 +5,8 @@ from __future__ import annotations
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
 from cograph_collections.rpc import CollectionsServicer
+from cograph_collections.service import Collections
+from cograph_collections.worker import Worker
 from cograph_db import Migrations, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer
@@ -16,10 +18,13 @@ MIGRATIONS = Migrations(schema="collections", package="cograph_collections")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["CollectionsService"].full_name
 
 
-async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
+async def create_service(
+    settings: Settings, dsn: str, embedder: EmbeddingProvider, *, with_worker: bool = False
+) -> ServiceHost:
+    """The gRPC service; `with_worker` also runs a job worker in this process (as `cograph up` does)."""
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
-    # The RPCs still to build (issue 3) answer UNIMPLEMENTED.
-    servicer = CollectionsServicer(pool)  # type: ignore[abstract]
+    collections = Collections(pool, embedder, max_document_bytes=settings.collections.max_document_bytes)
+    servicer = CollectionsServicer(pool, collections, settings.collections.max_batch_documents)
     server = GrpcServer(
         NAME,
         settings.grpc,
@@ -27,4 +32,20 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
         register=[lambda s: pb_grpc.add_CollectionsServiceServicer_to_server(servicer, s)],
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
-    return ServiceHost(NAME, server, readiness, closers=[pool.close])
+    closers = [pool.close]
+    if with_worker:
+        worker = Worker(pool, dsn, collections.handlers(), settings.collections)
+        await worker.start()
+        closers.insert(0, worker.stop)
+    return ServiceHost(NAME, server, readiness, closers=closers)
+
+
+async def create_worker(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
+    """A worker process (`cograph worker`): no collections RPCs, only jobs, health and metrics."""
+    pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
+    collections = Collections(pool, embedder, max_document_bytes=settings.collections.max_document_bytes)
+    worker = Worker(pool, dsn, collections.handlers(), settings.collections)
+    await worker.start()
+    server = GrpcServer("collections-worker", settings.grpc)
+    readiness = Readiness("collections-worker", {"database": database_check(pool, MIGRATIONS)})
+    return ServiceHost("collections-worker", server, readiness, closers=[worker.stop, pool.close])

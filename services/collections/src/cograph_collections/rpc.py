@@ -1,7 +1,4 @@
-"""CollectionsServicer: protobuf in, domain calls, protobuf out. Status codes come from domain errors.
-
-RPCs of the contract not implemented here yet answer UNIMPLEMENTED (the generated base class).
-"""
+"""CollectionsServicer: protobuf in, domain calls, protobuf out. Status codes come from domain errors."""
 
 from __future__ import annotations
 
@@ -14,16 +11,37 @@ from grpc import aio
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
 from cograph_collections import domain
-from cograph_collections.mapping import access_to_pb, collection_to_pb, visibility_from_pb
+from cograph_collections.documents import DocumentStore
+from cograph_collections.ingest import Upload
+from cograph_collections.jobs import JobStore
+from cograph_collections.mapping import (
+    KIND_FROM_PB,
+    STATUS_FROM_PB,
+    access_to_pb,
+    chunk_to_pb,
+    collection_to_pb,
+    counts_to_pb,
+    document_to_pb,
+    job_to_pb,
+    outcome_to_pb,
+    summary_to_pb,
+    visibility_from_pb,
+)
+from cograph_collections.search import ChunkSearch
+from cograph_collections.service import Collections
 from cograph_collections.store import CollectionRow, CollectionStore
 from cograph_grpc import InvalidArgument, NotFound, next_page_token, page_window
+from cograph_retrieval import Query
 
 Context = aio.ServicerContext[Any, Any]
 
 
 class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
-    def __init__(self, pool: asyncpg.Pool[Any]) -> None:
+    def __init__(self, pool: asyncpg.Pool[Any], collections: Collections, max_batch_documents: int) -> None:
         self._pool = pool
+        self._collections = collections
+        self._max_batch = max_batch_documents
+        self._search = ChunkSearch(pool)
 
     async def _require(self, store: CollectionStore, collection_id: uuid.UUID) -> CollectionRow:
         row = await store.get(collection_id)
@@ -119,3 +137,166 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
             await store.remove_grant(collection_id, request.group.strip())
             row = await self._require(store, collection_id)
         return pb.RemoveGrantResponse(collection=collection_to_pb(row))
+
+    async def _existing(self, collection_id: str) -> uuid.UUID:
+        parsed = domain.parse_id(collection_id, "collection")
+        async with self._pool.acquire() as connection:
+            await self._require(CollectionStore(connection), parsed)
+        return parsed
+
+    async def UploadDocument(
+        self, request: pb.UploadDocumentRequest, context: Context
+    ) -> pb.UploadDocumentResponse:
+        collection_id = await self._existing(request.collection_id)
+        upload = Upload(request.document.source_key, request.document.content)
+        outcomes, job_id = await self._collections.upload(collection_id, [upload], request.requested_by)
+        return pb.UploadDocumentResponse(result=outcome_to_pb(outcomes[0]), job_id=str(job_id))
+
+    async def UploadDocuments(
+        self, request: pb.UploadDocumentsRequest, context: Context
+    ) -> pb.UploadDocumentsResponse:
+        collection_id = await self._existing(request.collection_id)
+        if not request.documents:
+            raise InvalidArgument("a batch needs at least one document")
+        if len(request.documents) > self._max_batch:
+            raise InvalidArgument(
+                f"a batch holds at most {self._max_batch} documents; this one has {len(request.documents)}"
+            )
+        uploads = [Upload(d.source_key, d.content) for d in request.documents]
+        outcomes, job_id = await self._collections.upload(collection_id, uploads, request.requested_by)
+        return pb.UploadDocumentsResponse(
+            results=[outcome_to_pb(o) for o in outcomes], counts=counts_to_pb(outcomes), job_id=str(job_id)
+        )
+
+    async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:
+        collection_id = domain.parse_id(request.collection_id, "collection")
+        document_id = domain.parse_id(request.document_id, "document")
+        async with self._pool.acquire() as connection:
+            store = DocumentStore(connection)
+            document = await store.get(collection_id, document_id)
+            if document is None:
+                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
+            links = await store.links(document_id)
+        return pb.GetDocumentResponse(document=document_to_pb(document, links))
+
+    async def ListDocuments(
+        self, request: pb.ListDocumentsRequest, context: Context
+    ) -> pb.ListDocumentsResponse:
+        collection_id = await self._existing(request.collection_id)
+        size, offset = page_window(request.page.page_size, request.page.page_token)
+        async with self._pool.acquire() as connection:
+            rows = await DocumentStore(connection).summaries(collection_id, size + 1, offset)
+        return pb.ListDocumentsResponse(
+            documents=[summary_to_pb(row) for row in rows[:size]],
+            next_page_token=next_page_token(offset, size, len(rows)),
+        )
+
+    async def DeleteDocument(
+        self, request: pb.DeleteDocumentRequest, context: Context
+    ) -> pb.DeleteDocumentResponse:
+        collection_id = domain.parse_id(request.collection_id, "collection")
+        document_id = domain.parse_id(request.document_id, "document")
+        await self._collections.delete_document(collection_id, document_id, request.requested_by)
+        return pb.DeleteDocumentResponse()
+
+    async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
+        collection_id = domain.parse_id(request.collection_id, "collection")
+        document_id = domain.parse_id(request.document_id, "document")
+        size, offset = page_window(request.page.page_size, request.page.page_token)
+        async with self._pool.acquire() as connection:
+            store = DocumentStore(connection)
+            if await store.get(collection_id, document_id) is None:
+                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
+            rows = await store.chunks(collection_id, document_id, size + 1, offset)
+        return pb.ListChunksResponse(
+            chunks=[chunk_to_pb(row) for row in rows[:size]],
+            next_page_token=next_page_token(offset, size, len(rows)),
+        )
+
+    async def GetChunk(self, request: pb.GetChunkRequest, context: Context) -> pb.GetChunkResponse:
+        collection_id = domain.parse_id(request.collection_id, "collection")
+        chunk_id = domain.parse_id(request.chunk_id, "chunk")
+        async with self._pool.acquire() as connection:
+            chunk = await DocumentStore(connection).chunk(collection_id, chunk_id)
+        if chunk is None:
+            raise NotFound(f"chunk {chunk_id} does not exist in collection {collection_id}")
+        return pb.GetChunkResponse(chunk=chunk_to_pb(chunk))
+
+    async def GetEmbedStatus(
+        self, request: pb.GetEmbedStatusRequest, context: Context
+    ) -> pb.GetEmbedStatusResponse:
+        collection_id = await self._existing(request.collection_id)
+        status = await self._collections.embed_status(collection_id)
+        return pb.GetEmbedStatusResponse(
+            total_chunks=status.total,
+            embedded_chunks=status.embedded,
+            pending_chunks=status.pending,
+            stale_chunks=status.stale,
+            model=status.model,
+            outdated_chunker_chunks=status.outdated_chunker,
+        )
+
+    async def ReEmbedCollection(
+        self, request: pb.ReEmbedCollectionRequest, context: Context
+    ) -> pb.ReEmbedCollectionResponse:
+        collection_id = await self._existing(request.collection_id)
+        job = await self._collections.re_embed(collection_id, request.requested_by)
+        return pb.ReEmbedCollectionResponse(job=job_to_pb(job))
+
+    async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
+        ids = [domain.parse_id(value, "collection") for value in request.collection_ids]
+        size, offset = page_window(request.page.page_size, request.page.page_token)
+        async with self._pool.acquire() as connection:
+            rows = await JobStore(connection).find(
+                ids,
+                status=STATUS_FROM_PB.get(request.status),
+                kind=KIND_FROM_PB.get(request.kind),
+                limit=size + 1,
+                offset=offset,
+            )
+        return pb.ListJobsResponse(
+            jobs=[job_to_pb(row) for row in rows[:size]],
+            next_page_token=next_page_token(offset, size, len(rows)),
+        )
+
+    async def GetJob(self, request: pb.GetJobRequest, context: Context) -> pb.GetJobResponse:
+        job_id = domain.parse_id(request.job_id, "job")
+        async with self._pool.acquire() as connection:
+            job = await JobStore(connection).get(job_id)
+        if job is None:
+            raise NotFound(f"job {job_id} does not exist")
+        return pb.GetJobResponse(job=job_to_pb(job))
+
+    async def RetryJob(self, request: pb.RetryJobRequest, context: Context) -> pb.RetryJobResponse:
+        job_id = domain.parse_id(request.job_id, "job")
+        job = await self._collections.retry(job_id, request.requested_by)
+        return pb.RetryJobResponse(job=job_to_pb(job))
+
+    async def SearchChunks(
+        self, request: pb.SearchChunksRequest, context: Context
+    ) -> pb.SearchChunksResponse:
+        if request.limit < 1:
+            raise InvalidArgument("limit must be at least 1")
+        query = Query(
+            text=request.query,
+            scope=[domain.parse_id(value, "collection") for value in request.collection_ids],
+            limit=request.limit,
+            embedding=list(request.query_embedding),
+            model=request.embedding_model,
+            dense_weight=request.dense_weight,
+            text_weight=request.text_weight,
+            rrf_k=request.rrf_k or 60.0,
+            candidates=max(100, request.limit),
+        )
+        hits = await self._search.search(query)
+        return pb.SearchChunksResponse(
+            hits=[
+                pb.ChunkHit(
+                    chunk=chunk_to_pb(hit.chunk),
+                    document_title=hit.document_title,
+                    score=hit.score,
+                    ranks=pb.StreamRanks(dense=hit.ranks.get("dense", 0), text=hit.ranks.get("text", 0)),
+                )
+                for hit in hits
+            ]
+        )

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
 
-import asyncpg
 import msgspec
 
 from cograph_collections.domain import Visibility
-from cograph_db import Queries
+from cograph_db import Connection, Queries
 
 SQL = Queries.load("cograph_collections.sql", "collections.sql")
 
@@ -36,7 +34,7 @@ class AccessRow(msgspec.Struct, frozen=True):
 
 
 class CollectionStore:
-    def __init__(self, connection: asyncpg.Connection[Any] | asyncpg.pool.PoolConnectionProxy[Any]) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._db = connection
 
     async def create(self, name: str, description: str, visibility: Visibility, owner: str) -> uuid.UUID:

@@ -19,10 +19,11 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SearchService"].full_name
 async def create_service(settings: Settings, embedder: EmbeddingProvider) -> ServiceHost:
     collections = open_channel(settings.collections.target, settings.grpc)
     repodocs = open_channel(settings.repodocs.target, settings.grpc)
-    servicer = SearchServicer(  # type: ignore[abstract]  # retrieval RPCs: issue 5
+    servicer = SearchServicer(
         embedder,
         collections_grpc.CollectionsServiceStub(collections),
         repodocs_grpc.RepoDocsServiceStub(repodocs),
+        settings.search,
     )
     server = GrpcServer(
         NAME,

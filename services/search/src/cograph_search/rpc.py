@@ -1,15 +1,33 @@
-"""SearchServicer: embeds the query once and fans out to the stores.
-
-Retrieval is built with the search issue; until then the generated base class
-answers UNIMPLEMENTED.
-"""
+"""SearchServicer: embeds the query once, fans out to the stores in parallel with deadlines, and
+answers what it has: a store that fails or is slow becomes a named failure, never a hang."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from grpc import aio
+
+from cograph.collections.v1 import collections_service_pb2 as collections_pb
 from cograph.collections.v1 import collections_service_pb2_grpc as collections_grpc
+from cograph.repodocs.v1 import repodocs_service_pb2 as repodocs_pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
+from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingProvider
+from cograph_grpc import InvalidArgument
+from cograph_settings import SearchSettings
+
+Context = aio.ServicerContext[Any, Any]
+T = TypeVar("T")
+DEFAULT_RELATED = 3
+
+
+class StoreFailed(Exception):
+    def __init__(self, store: pb.Store, message: str) -> None:
+        super().__init__(message)
+        self.failure = pb.StoreFailure(store=store, message=message)
 
 
 class SearchServicer(pb_grpc.SearchServiceServicer):
@@ -18,7 +36,194 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         embedder: EmbeddingProvider,
         collections: collections_grpc.CollectionsServiceAsyncStub,
         repodocs: repodocs_grpc.RepoDocsServiceAsyncStub,
+        settings: SearchSettings,
     ) -> None:
         self._embedder = embedder
         self._collections = collections
         self._repodocs = repodocs
+        self._settings = settings
+
+    def _checked(self, query: str, limit: int) -> tuple[str, int]:
+        text = query.strip()
+        if not text:
+            raise InvalidArgument("the query is empty")
+        if len(text) > self._settings.max_query_chars:
+            raise InvalidArgument(
+                f"the query has {len(text)} characters; at most {self._settings.max_query_chars} are accepted"
+            )
+        if limit < 0 or limit > self._settings.max_limit:
+            raise InvalidArgument(f"limit must be between 1 and {self._settings.max_limit}")
+        return text, limit or self._settings.default_limit
+
+    async def _call(self, store: pb.Store, call: Awaitable[T]) -> T:
+        """A store call under the fan-out deadline; its failure is named, not raised to the caller."""
+        try:
+            return await asyncio.wait_for(call, self._settings.store_deadline_seconds)
+        except TimeoutError:
+            raise StoreFailed(
+                store, f"no answer within {self._settings.store_deadline_seconds:g} s"
+            ) from None
+        except aio.AioRpcError as error:
+            raise StoreFailed(store, f"{error.code().name}: {error.details()}") from None
+
+    async def _embedding(self, text: str) -> tuple[list[float], str]:
+        model = await self._embedder.info()
+        return await self._embedder.embed_one(text), model.name
+
+    def _collections_search(
+        self, text: str, vector: list[float], model: str, ids: list[str], limit: int
+    ) -> Awaitable[collections_pb.SearchChunksResponse]:
+        s = self._settings
+        return self._call(
+            pb.STORE_COLLECTIONS,
+            self._collections.SearchChunks(
+                collections_pb.SearchChunksRequest(
+                    collection_ids=ids,
+                    query=text,
+                    query_embedding=vector,
+                    embedding_model=model,
+                    limit=limit,
+                    dense_weight=s.dense_weight,
+                    text_weight=s.text_weight,
+                    rrf_k=s.rrf_k,
+                )
+            ),
+        )
+
+    def _docs_search(
+        self,
+        text: str,
+        vector: list[float],
+        model: str,
+        scope: pb.Scope,
+        limit: int,
+        kinds: list[repodocs_pb.DocumentKind],
+    ) -> Awaitable[repodocs_pb.SearchDocChunksResponse]:
+        s = self._settings
+        return self._call(
+            pb.STORE_REPO_DOCS,
+            self._repodocs.SearchDocChunks(
+                repodocs_pb.SearchDocChunksRequest(
+                    repository_ids=scope.repository_ids,
+                    query=text,
+                    query_embedding=vector,
+                    embedding_model=model,
+                    limit=limit,
+                    kinds=kinds,
+                    dense_weight=s.dense_weight,
+                    text_weight=s.text_weight,
+                    rrf_k=s.rrf_k,
+                )
+            ),
+        )
+
+    async def _code_search(
+        self, text: str, vector: list[float], model: str, scope: pb.Scope, limit: int, related: int
+    ) -> list[pb.CodeResult]:
+        s = self._settings
+        found = await self._call(
+            pb.STORE_CODE,
+            self._repodocs.SearchCode(
+                repodocs_pb.SearchCodeRequest(
+                    repository_ids=scope.repository_ids,
+                    query=text,
+                    query_embedding=vector,
+                    embedding_model=model,
+                    limit=limit,
+                    dense_weight=s.dense_weight,
+                    text_weight=s.text_weight,
+                    symbol_weight=s.symbol_weight,
+                    rrf_k=s.rrf_k,
+                )
+            ),
+        )
+        if not found.hits:
+            return []
+        related_chunks = await self._call(
+            pb.STORE_CODE,
+            self._repodocs.GetRelatedDocChunks(
+                repodocs_pb.GetRelatedDocChunksRequest(
+                    repository_ids=scope.repository_ids,
+                    code_node_ids=[hit.node.id for hit in found.hits],
+                    limit=related,
+                )
+            ),
+        )
+        by_node = {entry.code_node_id: list(entry.chunks) for entry in related_chunks.related}
+        return [
+            pb.CodeResult(hit=hit, related_repo_doc_chunks=by_node.get(hit.node.id, [])) for hit in found.hits
+        ]
+
+    async def SearchCollection(
+        self, request: pb.SearchCollectionRequest, context: Context
+    ) -> pb.SearchCollectionResponse:
+        text, limit = self._checked(request.query, request.limit)
+        if not request.collection_id:
+            raise InvalidArgument("name the collection to search")
+        vector, model = await self._embedding(text)
+        try:
+            found = await self._collections_search(text, vector, model, [request.collection_id], limit)
+        except StoreFailed as failed:
+            return pb.SearchCollectionResponse(failures=[failed.failure])
+        return pb.SearchCollectionResponse(hits=found.hits)
+
+    async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> pb.RetrieveResponse:
+        text, limit = self._checked(request.query, request.limit)
+        if request.mode not in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
+            raise InvalidArgument("mode must be code or wiki")
+        vector, model = await self._embedding(text)
+        try:
+            if request.mode == pb.RETRIEVE_MODE_CODE:
+                related = request.related_limit or DEFAULT_RELATED
+                code = await self._code_search(text, vector, model, request.scope, limit, related)
+                return pb.RetrieveResponse(code=code)
+            docs = await self._docs_search(text, vector, model, request.scope, limit, list(request.kinds))
+            return pb.RetrieveResponse(docs=docs.hits)
+        except StoreFailed as failed:
+            return pb.RetrieveResponse(failures=[failed.failure])
+
+    async def Route(self, request: pb.RouteRequest, context: Context) -> pb.RouteResponse:
+        """Each pool scored on its own; collections always filled up to the limit, even at low
+        confidence, because a glossary often answers a question whose words it does not share."""
+        text, limit = self._checked(request.query, request.limit)
+        vector, model = await self._embedding(text)
+        scope = request.scope
+        code, docs, collections = await asyncio.gather(
+            self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED),
+            self._docs_search(text, vector, model, scope, limit, []),
+            self._collections_search(text, vector, model, list(scope.collection_ids), limit),
+            return_exceptions=True,
+        )
+        response = pb.RouteResponse()
+        best = self._settings.dense_weight + self._settings.text_weight
+        for store, result in (
+            (pb.STORE_CODE, code),
+            (pb.STORE_REPO_DOCS, docs),
+            (pb.STORE_COLLECTIONS, collections),
+        ):
+            if isinstance(result, StoreFailed):
+                response.failures.append(result.failure)
+                continue
+            if isinstance(result, BaseException):
+                raise result
+            if store == pb.STORE_CODE:
+                assert isinstance(result, list)
+                response.code.extend(result)
+                scores = [r.hit.score for r in result]
+                best_possible = best + self._settings.symbol_weight
+            elif store == pb.STORE_REPO_DOCS:
+                assert isinstance(result, repodocs_pb.SearchDocChunksResponse)
+                response.repo_docs.extend(result.hits)
+                scores = [h.score for h in result.hits]
+                best_possible = best
+            else:
+                assert isinstance(result, collections_pb.SearchChunksResponse)
+                response.collections.extend(result.hits)
+                scores = [h.score for h in result.hits]
+                best_possible = best
+            # The best fused score over the best a hit could get (first in every stream).
+            ceiling = best_possible / (self._settings.rrf_k + 1)
+            confidence = max(scores, default=0.0) / ceiling if ceiling else 0.0
+            response.pools.append(pb.RoutePool(store=store, confidence=min(confidence, 1.0)))
+        response.pools.sort(key=lambda pool: -pool.confidence)
+        return response

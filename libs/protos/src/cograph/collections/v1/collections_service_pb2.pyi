@@ -284,12 +284,14 @@ class UploadCounts(_message.Message):
     def __init__(self, created: _Optional[int] = ..., replaced: _Optional[int] = ..., unchanged: _Optional[int] = ..., failed: _Optional[int] = ...) -> None: ...
 
 class UploadDocumentRequest(_message.Message):
-    __slots__ = ("collection_id", "document")
+    __slots__ = ("collection_id", "document", "requested_by")
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
     collection_id: str
     document: DocumentContent
-    def __init__(self, collection_id: _Optional[str] = ..., document: _Optional[_Union[DocumentContent, _Mapping]] = ...) -> None: ...
+    requested_by: str
+    def __init__(self, collection_id: _Optional[str] = ..., document: _Optional[_Union[DocumentContent, _Mapping]] = ..., requested_by: _Optional[str] = ...) -> None: ...
 
 class UploadDocumentResponse(_message.Message):
     __slots__ = ("result", "job_id")
@@ -300,12 +302,14 @@ class UploadDocumentResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[DocumentResult, _Mapping]] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class UploadDocumentsRequest(_message.Message):
-    __slots__ = ("collection_id", "documents")
+    __slots__ = ("collection_id", "documents", "requested_by")
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
     collection_id: str
     documents: _containers.RepeatedCompositeFieldContainer[DocumentContent]
-    def __init__(self, collection_id: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[DocumentContent, _Mapping]]] = ...) -> None: ...
+    requested_by: str
+    def __init__(self, collection_id: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[DocumentContent, _Mapping]]] = ..., requested_by: _Optional[str] = ...) -> None: ...
 
 class UploadDocumentsResponse(_message.Message):
     __slots__ = ("results", "counts", "job_id")
@@ -458,12 +462,14 @@ class ListDocumentsResponse(_message.Message):
     def __init__(self, documents: _Optional[_Iterable[_Union[DocumentSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DeleteDocumentRequest(_message.Message):
-    __slots__ = ("collection_id", "document_id")
+    __slots__ = ("collection_id", "document_id", "requested_by")
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
     collection_id: str
     document_id: str
-    def __init__(self, collection_id: _Optional[str] = ..., document_id: _Optional[str] = ...) -> None: ...
+    requested_by: str
+    def __init__(self, collection_id: _Optional[str] = ..., document_id: _Optional[str] = ..., requested_by: _Optional[str] = ...) -> None: ...
 
 class DeleteDocumentResponse(_message.Message):
     __slots__ = ()

@@ -1,0 +1,158 @@
+"""One hybrid retriever for every chunk table: a dense stream (pgvector cosine on an HNSW
+index per dimension) and a BM25 full-text stream, fused by reciprocal rank fusion.
+
+Each store describes its table with a ChunkTable; the SQL is built once here from those
+trusted identifiers and always restricted to the scope ids passed in, so an empty scope
+finds nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+
+import msgspec
+
+from cograph_db import Connection
+from cograph_retrieval.bm25 import K1, B, TermWeights, weigh
+from cograph_retrieval.fusion import reciprocal_rank_fusion
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+class ChunkTable(msgspec.Struct, frozen=True):
+    """Where a store keeps its chunks and their term statistics."""
+
+    # Columns: id, <scope_column>, search_text, embedding, embedding_model, embedding_dim.
+    table: str
+    scope_column: str  # the column the caller's readable scope restricts
+    term_stats: str  # (scope_id, lexeme, df)
+    scope_stats: str  # (scope_id, chunks, lexemes)
+    text_config: str = "english"
+
+    def __post_init__(self) -> None:
+        for name in (self.table, self.scope_column, self.term_stats, self.scope_stats, self.text_config):
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"{name!r} is not a plain SQL identifier")
+
+
+class Query(msgspec.Struct, frozen=True):
+    text: str
+    scope: Sequence[uuid.UUID]
+    limit: int
+    embedding: Sequence[float] | None = None  # None or empty: no dense stream
+    model: str = ""
+    dense_weight: float = 1.0
+    text_weight: float = 1.0
+    rrf_k: float = 60.0
+    candidates: int = 100  # per stream, before fusion
+    # Optional extra condition on the chunk row `k`, with its own parameters ($1… renumbered).
+    condition: str = ""
+    condition_args: tuple[object, ...] = ()
+
+
+class StreamHit(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    score: float
+    ranks: dict[str, int]
+
+
+class HybridRetriever:
+    def __init__(self, table: ChunkTable) -> None:
+        self.table = table
+        t = table
+        self._lexemes_sql = (
+            f"SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('{t.text_config}', $1))"
+        )
+        self._stats_sql = f"""
+            SELECT coalesce(sum(chunks), 0) AS chunks, coalesce(sum(lexemes), 0) AS length,
+                   (SELECT coalesce(jsonb_object_agg(lexeme, df), '{{}}') FROM (
+                        SELECT lexeme, sum(df) AS df FROM {t.term_stats}
+                        WHERE scope_id = ANY($1::uuid[]) AND lexeme = ANY($2::text[])
+                        GROUP BY lexeme) s) AS df
+            FROM {t.scope_stats} WHERE scope_id = ANY($1::uuid[])"""
+
+    def _condition(self, query: Query, first_free: int) -> tuple[str, list[object]]:
+        if not query.condition:
+            return "", []
+        shifted = re.sub(r"\$(\d+)", lambda m: f"${int(m.group(1)) + first_free - 1}", query.condition)
+        return f" AND ({shifted})", list(query.condition_args)
+
+    async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
+        """Chunk ids by BM25 score, best first."""
+        lexemes = await connection.fetchval(self._lexemes_sql, query.text)
+        if not lexemes or not query.scope:
+            return []
+        stats = await connection.fetchrow(self._stats_sql, list(query.scope), lexemes)
+        weights = weigh(lexemes, dict(stats["df"]), int(stats["chunks"]), int(stats["length"]))
+        if weights is None:
+            return []
+        return await self._bm25(connection, query, weights)
+
+    async def _bm25(self, connection: Connection, query: Query, weights: TermWeights) -> list[uuid.UUID]:
+        t = self.table
+        extra, extra_args = self._condition(query, 7)
+        sql = f"""
+            WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])),
+            candidates AS (
+                SELECT k.id, k.search_text FROM {t.table} k
+                WHERE k.{t.scope_column} = ANY($3::uuid[])
+                  AND k.search_text @@ array_to_string(
+                        ARRAY(SELECT quote_literal(s) FROM unnest($4::text[]) s), ' | ')::tsquery
+                  {extra})
+            SELECT c.id
+            FROM candidates c
+            CROSS JOIN LATERAL unnest(c.search_text) AS u(lexeme, positions, weights)
+            JOIN q ON q.lexeme = u.lexeme
+            GROUP BY c.id, length(c.search_text)
+            ORDER BY sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1} + 1))
+                          / (coalesce(array_length(u.positions, 1), 1)
+                             + {K1} * (1 - {B} + {B} * length(c.search_text) / $5::float8))) DESC, c.id
+            LIMIT $6"""
+        rows = await connection.fetch(
+            sql,
+            weights.lexemes,
+            weights.idf,
+            list(query.scope),
+            weights.selective,
+            weights.avg_length,
+            query.candidates,
+            *extra_args,
+        )
+        return [row["id"] for row in rows]
+
+    async def dense_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
+        """Chunk ids by cosine distance to the query vector, nearest first (same model only)."""
+        if not query.embedding or not query.scope:
+            return []
+        t = self.table
+        dimension = len(query.embedding)
+        extra, extra_args = self._condition(query, 5)
+        # The expression and predicate match the per-dimension HNSW index the store builds.
+        sql = f"""
+            SELECT k.id FROM {t.table} k
+            WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2
+              AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
+            ORDER BY k.embedding::vector({dimension:d}) <=> $1::vector({dimension:d})
+            LIMIT $4"""
+        async with connection.transaction():
+            # Filtered HNSW scans keep going until enough rows pass the scope filter.
+            await connection.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            await connection.execute(f"SET LOCAL hnsw.ef_search = {max(40, query.candidates):d}")
+            rows = await connection.fetch(
+                sql, list(query.embedding), query.model, list(query.scope), query.candidates, *extra_args
+            )
+        return [row["id"] for row in rows]
+
+    async def search(self, connection: Connection, query: Query) -> list[StreamHit]:
+        """Both streams, fused; a stream with weight 0 is not run."""
+        streams: dict[str, list[uuid.UUID]] = {}
+        if query.dense_weight > 0:
+            streams["dense"] = await self.dense_stream(connection, query)
+        if query.text_weight > 0:
+            streams["text"] = await self.text_stream(connection, query)
+        fused = reciprocal_rank_fusion(
+            streams, {"dense": query.dense_weight, "text": query.text_weight}, query.rrf_k, query.limit
+        )
+        return [StreamHit(uuid.UUID(str(hit.key)), hit.score, hit.ranks) for hit in fused]

@@ -1,0 +1,239 @@
+"""DocumentStore: md_documents with their chunks and links.
+
+It takes a connection: the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from cograph_collections.markdown import ChunkDraft, ParsedDocument
+from cograph_collections.markdown.links import link_target_key, normalise_source_key, strip_markdown_suffix
+from cograph_db import Connection, Queries
+
+SQL = Queries.load("cograph_collections.sql", "documents.sql")
+
+CHUNK_COLUMNS = (
+    "document_id",
+    "collection_id",
+    "chunk_index",
+    "heading_path",
+    "heading_level",
+    "section_anchor",
+    "content",
+    "start_line",
+    "end_line",
+    "chunker_max_chars",
+    "chunker_min_chars",
+    "chunker_max_chunks",
+)
+LINK_COLUMNS = (
+    "document_id",
+    "collection_id",
+    "ordinal",
+    "text",
+    "href",
+    "line",
+    "link_type",
+    "anchor",
+    "target_key",
+)
+
+
+class PreparedDocument(msgspec.Struct, frozen=True):
+    """A document parsed and chunked, ready to be written."""
+
+    source_key: str
+    content: str
+    content_hash: str
+    size_bytes: int
+    parsed: ParsedDocument
+    chunks: Sequence[ChunkDraft]
+
+
+class StoredDocument(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    collection_id: uuid.UUID
+    source_key: str
+    title: str | None
+    content_hash: str
+    size_bytes: int
+    chunk_count: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    content: str = ""
+    frontmatter: dict[str, Any] = msgspec.field(default_factory=dict)
+    structure: dict[str, Any] = msgspec.field(default_factory=dict)
+    word_count: int = 0
+    line_count: int = 0
+
+
+class StoredLink(msgspec.Struct, frozen=True):
+    text: str
+    href: str
+    line: int
+    link_type: str
+    anchor: str | None
+    target_document_id: uuid.UUID | None
+
+
+class StoredChunk(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    document_id: uuid.UUID
+    collection_id: uuid.UUID
+    chunk_index: int
+    heading_path: list[str]
+    heading_level: int
+    section_anchor: str
+    content: str
+    embedding_model: str | None
+    chunker_max_chars: int
+    chunker_min_chars: int
+    chunker_max_chunks: int
+    source_key: str
+
+
+def wiki_key(source_key: str) -> str:
+    """How wiki links name a document: its path without .md/.mdx, casefolded."""
+    return strip_markdown_suffix(normalise_source_key(source_key)).casefold()
+
+
+def _structure(parsed: ParsedDocument) -> dict[str, Any]:
+    return {
+        "heading_tree": msgspec.to_builtins(parsed.heading_tree),
+        "code_blocks": msgspec.to_builtins(parsed.code_blocks),
+        "tables": msgspec.to_builtins(parsed.tables),
+    }
+
+
+class DocumentStore:
+    def __init__(self, connection: Connection) -> None:
+        self._db = connection
+
+    async def hashes(
+        self, collection_id: uuid.UUID, source_keys: list[str]
+    ) -> dict[str, tuple[uuid.UUID, str]]:
+        """source_key -> (document id, content hash) of the keys already stored."""
+        rows = await self._db.fetch(SQL.select_hashes, collection_id, source_keys)
+        return {row["source_key"]: (row["id"], row["content_hash"]) for row in rows}
+
+    async def lock(self, collection_id: uuid.UUID, source_key: str) -> tuple[uuid.UUID, str] | None:
+        """The stored (id, hash) of a key, locked until the transaction ends."""
+        row = await self._db.fetchrow(SQL.lock_document, collection_id, source_key)
+        return (row["id"], row["content_hash"]) if row else None
+
+    async def insert(self, collection_id: uuid.UUID, document: PreparedDocument) -> uuid.UUID | None:
+        """The new document's row (write_parts adds its chunks and links); None when a
+        concurrent upload created the key first."""
+        parsed = document.parsed
+        document_id: uuid.UUID | None = await self._db.fetchval(
+            SQL.insert_document,
+            collection_id,
+            document.source_key,
+            normalise_source_key(document.source_key),
+            wiki_key(document.source_key),
+            document.content,
+            document.content_hash,
+            document.size_bytes,
+            parsed.title,
+            parsed.frontmatter,
+            _structure(parsed),
+            parsed.word_count,
+            parsed.line_count,
+        )
+        return document_id
+
+    async def update(self, document_id: uuid.UUID, document: PreparedDocument) -> None:
+        """New content under the same id, so links that point at the document stay bound.
+        Its old chunks and links go; write_parts brings the new ones."""
+        parsed = document.parsed
+        await self._db.execute(
+            SQL.update_document,
+            document_id,
+            normalise_source_key(document.source_key),
+            wiki_key(document.source_key),
+            document.content,
+            document.content_hash,
+            document.size_bytes,
+            parsed.title,
+            parsed.frontmatter,
+            _structure(parsed),
+            parsed.word_count,
+            parsed.line_count,
+        )
+        await self._db.execute(SQL.delete_chunks, document_id)
+        await self._db.execute(SQL.delete_links, document_id)
+
+    async def write_parts(
+        self, collection_id: uuid.UUID, documents: list[tuple[uuid.UUID, PreparedDocument]]
+    ) -> None:
+        """Chunks and links of many documents, one COPY each, so the term statistics are updated once."""
+        chunks = [
+            (
+                document_id,
+                collection_id,
+                chunk.chunk_index,
+                list(chunk.heading_path),
+                chunk.heading_level,
+                chunk.section_anchor or "",
+                chunk.content,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.params.max_chars,
+                chunk.params.min_chars,
+                chunk.params.max_chunks,
+            )
+            for document_id, document in documents
+            for chunk in document.chunks
+        ]
+        if chunks:
+            await self._db.copy_records_to_table("md_chunks", records=chunks, columns=CHUNK_COLUMNS)
+        links = []
+        for document_id, document in documents:
+            for ordinal, link in enumerate(document.parsed.links):
+                target, anchor = link_target_key(link.href, link.link_type, document.source_key)
+                if target is not None and link.link_type == "wiki":
+                    target = target.casefold()
+                where = (link.text, link.href, link.line, link.link_type, anchor, target)
+                links.append((document_id, collection_id, ordinal, *where))
+        if links:
+            await self._db.copy_records_to_table("md_links", records=links, columns=LINK_COLUMNS)
+
+    async def get(self, collection_id: uuid.UUID, document_id: uuid.UUID) -> StoredDocument | None:
+        row = await self._db.fetchrow(SQL.select_document, collection_id, document_id)
+        return msgspec.convert(dict(row), StoredDocument) if row else None
+
+    async def summaries(self, collection_id: uuid.UUID, limit: int, offset: int) -> list[StoredDocument]:
+        rows = await self._db.fetch(SQL.select_document_summaries, collection_id, limit, offset)
+        return [msgspec.convert(dict(row), StoredDocument) for row in rows]
+
+    async def links(self, document_id: uuid.UUID) -> list[StoredLink]:
+        return [
+            msgspec.convert(dict(row), StoredLink)
+            for row in await self._db.fetch(SQL.select_links, document_id)
+        ]
+
+    async def delete(self, collection_id: uuid.UUID, document_id: uuid.UUID) -> bool:
+        """Chunks and links go with it; links of other documents that pointed here become unresolved."""
+        return await self._db.fetchval(SQL.delete_document, collection_id, document_id) is not None
+
+    async def chunks(
+        self, collection_id: uuid.UUID, document_id: uuid.UUID, limit: int, offset: int
+    ) -> list[StoredChunk]:
+        rows = await self._db.fetch(SQL.select_chunks, collection_id, document_id, limit, offset)
+        return [msgspec.convert(dict(row), StoredChunk) for row in rows]
+
+    async def chunk(self, collection_id: uuid.UUID, chunk_id: uuid.UUID) -> StoredChunk | None:
+        row = await self._db.fetchrow(SQL.select_chunk, collection_id, chunk_id)
+        return msgspec.convert(dict(row), StoredChunk) if row else None
+
+    async def resolve_links(self, collection_id: uuid.UUID) -> int:
+        """Bind what can be bound; answers how many links are still unresolved."""
+        await self._db.execute(SQL.resolve_links, collection_id)
+        unresolved: int = await self._db.fetchval(SQL.count_unresolved_links, collection_id)
+        return unresolved

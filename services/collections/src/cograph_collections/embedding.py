@@ -1,0 +1,68 @@
+"""The embed job: vectorise a collection's chunks in provider-sized batches.
+
+Only chunks without a vector from the configured model are sent, unless the whole
+collection is asked for (a re-embed). Every vector is stored with its model and
+dimension, so query and chunk vectors are only ever compared within one model.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+
+from cograph_collections.documents import SQL
+from cograph_embeddings import EmbeddingProvider
+
+Progress = Callable[[int, int], Awaitable[None]]
+
+
+async def ensure_vector_index(connection: asyncpg.pool.PoolConnectionProxy[Any], dimension: int) -> None:
+    """An HNSW index per dimension, over the rows of that dimension (vectors are stored untyped)."""
+    await connection.execute(
+        f"CREATE INDEX IF NOT EXISTS md_chunks_embedding_{dimension:d} ON md_chunks"
+        f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
+        f" WHERE embedding_dim = {dimension:d}"
+    )
+
+
+class ChunkEmbedder:
+    def __init__(self, pool: asyncpg.Pool[Any], embedder: EmbeddingProvider) -> None:
+        self._pool = pool
+        self._embedder = embedder
+
+    async def embed_collection(
+        self, collection_id: uuid.UUID, *, everything: bool, progress: Progress
+    ) -> int:
+        """Embed what needs it; answers how many chunks were embedded."""
+        model = await self._embedder.info()
+        page = self._embedder.batch_size
+        async with self._pool.acquire() as connection:
+            await ensure_vector_index(connection, model.dimension)
+            total: int = await connection.fetchval(
+                SQL.count_chunks_to_embed, collection_id, everything, model.name
+            )
+        done = 0
+        cursor = uuid.UUID(int=0)
+        await progress(done, total)
+        while True:
+            async with self._pool.acquire() as connection:
+                rows = await connection.fetch(
+                    SQL.select_chunks_to_embed, collection_id, everything, model.name, cursor, page
+                )
+            if not rows:
+                return done
+            vectors = await self._embedder.embed([row["content"] for row in rows])
+            async with self._pool.acquire() as connection:
+                await connection.executemany(
+                    SQL.update_embedding,
+                    [
+                        (row["id"], vector, model.name, model.dimension)
+                        for row, vector in zip(rows, vectors, strict=True)
+                    ],
+                )
+            cursor = rows[-1]["id"]
+            done += len(rows)
+            await progress(done, max(total, done))

@@ -1,0 +1,176 @@
+"""Ingestion: validate, hash, and only for new or changed content parse, chunk and write.
+
+A bad document is refused before anything is written, with its own reason, and never
+affects the others. The good ones of a batch are written in one transaction (all or
+nothing: never a partial write). An unchanged document costs one hash comparison: no
+parse, no chunk, no write, no embedding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import uuid
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from cograph_collections.documents import DocumentStore, PreparedDocument
+from cograph_collections.markdown import parse_markdown
+from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksError
+from cograph_collections.markdown.links import validate_source_key
+
+# Control bytes that never occur in text: a file holding them is binary.
+_BINARY_BYTES = frozenset(
+    b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a"
+)
+
+
+class State(enum.StrEnum):
+    CREATED = "created"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+
+
+class Reason(enum.StrEnum):
+    INVALID_SOURCE_KEY = "invalid_source_key"
+    NOT_UTF8 = "not_utf8"
+    BINARY = "binary"
+    TOO_LARGE = "too_large"
+    DUPLICATE_IN_BATCH = "duplicate_in_batch"
+
+
+class Failure(msgspec.Struct, frozen=True):
+    reason: Reason
+    message: str
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """Exactly one of state and failure is set."""
+
+    source_key: str
+    document_id: uuid.UUID | None = None
+    state: State | None = None
+    failure: Failure | None = None
+
+
+class Upload(msgspec.Struct, frozen=True):
+    source_key: str
+    content: bytes
+
+
+def _decode(upload: Upload, max_bytes: int) -> str | Failure:
+    problem = validate_source_key(upload.source_key)
+    if problem is not None:
+        return Failure(Reason.INVALID_SOURCE_KEY, problem)
+    if len(upload.content) > max_bytes:
+        return Failure(
+            Reason.TOO_LARGE,
+            f"{upload.source_key}: {len(upload.content):,} bytes is over the limit of {max_bytes:,} bytes",
+        )
+    if not _BINARY_BYTES.isdisjoint(upload.content[:65536]):
+        return Failure(Reason.BINARY, f"{upload.source_key}: this is a binary file, not markdown text")
+    try:
+        return upload.content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Failure(
+            Reason.NOT_UTF8,
+            f"{upload.source_key}: not valid UTF-8 (at byte {error.start});"
+            " save the file as UTF-8 and upload again",
+        )
+
+
+class Ingestor:
+    def __init__(self, pool: asyncpg.Pool[Any], max_document_bytes: int, chunker: MarkdownChunker) -> None:
+        self._pool = pool
+        self._max_bytes = max_document_bytes
+        self._chunker = chunker
+
+    def _prepare(
+        self, source_key: str, text: str, content_hash: str, size: int
+    ) -> PreparedDocument | Failure:
+        parsed = parse_markdown(text)
+        try:
+            chunks = self._chunker.chunk(parsed)
+        except TooManyChunksError as error:
+            return Failure(Reason.TOO_LARGE, f"{source_key}: {error}")
+        return PreparedDocument(source_key, text, content_hash, size, parsed, chunks)
+
+    async def ingest(self, collection_id: uuid.UUID, uploads: list[Upload]) -> list[Outcome]:
+        """Results in upload order; the collection must exist (the caller checked)."""
+        outcomes: list[Outcome | None] = [None] * len(uploads)
+        texts: dict[int, str] = {}
+        seen: set[str] = set()
+        for index, upload in enumerate(uploads):
+            decoded = _decode(upload, self._max_bytes)
+            if isinstance(decoded, Failure):
+                outcomes[index] = Outcome(upload.source_key, failure=decoded)
+            elif upload.source_key in seen:
+                failure = Failure(
+                    Reason.DUPLICATE_IN_BATCH, f"{upload.source_key} appears twice in this batch"
+                )
+                outcomes[index] = Outcome(upload.source_key, failure=failure)
+            else:
+                seen.add(upload.source_key)
+                texts[index] = decoded
+        hashes = {index: hashlib.sha256(uploads[index].content).hexdigest() for index in texts}
+        async with self._pool.acquire() as connection:
+            stored = await DocumentStore(connection).hashes(
+                collection_id, [uploads[i].source_key for i in texts]
+            )
+        changed: list[int] = []
+        for index in texts:
+            key = uploads[index].source_key
+            if key in stored and stored[key][1] == hashes[index]:
+                outcomes[index] = Outcome(key, document_id=stored[key][0], state=State.UNCHANGED)
+            else:
+                changed.append(index)
+        if changed:
+            # Parsing is CPU work: off the event loop, which other services may share.
+            prepared = await asyncio.to_thread(
+                lambda: [
+                    self._prepare(uploads[i].source_key, texts[i], hashes[i], len(uploads[i].content))
+                    for i in changed
+                ]
+            )
+            writable: dict[int, PreparedDocument] = {}
+            for index, document in zip(changed, prepared, strict=True):
+                if isinstance(document, Failure):
+                    outcomes[index] = Outcome(uploads[index].source_key, failure=document)
+                else:
+                    writable[index] = document
+            for index, outcome in (await self._write(collection_id, writable)).items():
+                outcomes[index] = outcome
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    async def _write(
+        self, collection_id: uuid.UUID, documents: dict[int, PreparedDocument]
+    ) -> dict[int, Outcome]:
+        """One transaction. Keys are locked in sorted order, so concurrent uploads of the same
+        keys serialise on the row locks and never deadlock."""
+        results: dict[int, Outcome] = {}
+        parts: list[tuple[uuid.UUID, PreparedDocument]] = []
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = DocumentStore(connection)
+            for index, document in sorted(documents.items(), key=lambda item: item[1].source_key):
+                key = document.source_key
+                existing = await store.lock(collection_id, key)
+                if existing is None:
+                    document_id = await store.insert(collection_id, document)
+                    if document_id is not None:
+                        results[index] = Outcome(key, document_id=document_id, state=State.CREATED)
+                        parts.append((document_id, document))
+                        continue
+                    existing = await store.lock(collection_id, key)  # created meanwhile by another upload
+                    assert existing is not None
+                document_id, stored_hash = existing
+                if stored_hash == document.content_hash:
+                    results[index] = Outcome(key, document_id=document_id, state=State.UNCHANGED)
+                    continue
+                await store.update(document_id, document)
+                results[index] = Outcome(key, document_id=document_id, state=State.REPLACED)
+                parts.append((document_id, document))
+            await store.write_parts(collection_id, parts)
+        return results

@@ -1,0 +1,137 @@
+"""JobStore: md_jobs is the queue. A row that exists is a job that will run: there is no
+separate broker that could lose it. Workers claim with SKIP LOCKED and wake on NOTIFY."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import uuid
+from typing import Any
+
+import msgspec
+
+from cograph_db import Connection, Queries
+
+SQL = Queries.load("cograph_collections.sql", "jobs.sql")
+CHANNEL = "md_jobs"
+
+
+class Kind(enum.StrEnum):
+    UPLOAD = "upload"
+    EMBED = "embed"
+    RESOLVE_LINKS = "resolve_links"
+
+
+class Status(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCESS = "success"
+    ERROR = "error"
+
+
+class Job(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    collection_id: uuid.UUID
+    kind: Kind
+    status: Status
+    error: str | None
+    retry_of: uuid.UUID | None
+    requested_by: str
+    progress_done: int
+    progress_total: int
+    payload: dict[str, Any]
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    heartbeat_at: dt.datetime | None
+
+
+class Claimed(msgspec.Struct, frozen=True):
+    id: uuid.UUID
+    collection_id: uuid.UUID
+    kind: Kind
+    payload: dict[str, Any]
+    requested_by: str
+
+
+class JobStore:
+    def __init__(self, connection: Connection) -> None:
+        self._db = connection
+
+    async def enqueue(
+        self,
+        collection_id: uuid.UUID,
+        kind: Kind,
+        *,
+        requested_by: str = "",
+        retry_of: uuid.UUID | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> uuid.UUID:
+        """Queue a job (or join the identical one already queued) and wake the workers."""
+        job_id: uuid.UUID = await self._db.fetchval(
+            SQL.insert_job,
+            collection_id,
+            kind.value,
+            Status.QUEUED.value,
+            requested_by,
+            retry_of,
+            payload or {},
+        )
+        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
+        return job_id
+
+    async def start_inline(self, collection_id: uuid.UUID, kind: Kind, requested_by: str) -> uuid.UUID:
+        """A job run by the caller itself (an upload): born running, so no worker ever claims it."""
+        job_id: uuid.UUID = await self._db.fetchval(
+            SQL.insert_job, collection_id, kind.value, Status.RUNNING.value, requested_by, None, {}
+        )
+        return job_id
+
+    async def claim(self, worker: str) -> Claimed | None:
+        row = await self._db.fetchrow(SQL.claim_job, worker)
+        return msgspec.convert(dict(row), Claimed) if row else None
+
+    async def heartbeat(self, job_id: uuid.UUID, done: int, total: int) -> None:
+        await self._db.execute(SQL.heartbeat, job_id, done, total)
+
+    async def finish(
+        self,
+        job_id: uuid.UUID,
+        error: str | None = None,
+        *,
+        done: int | None = None,
+        total: int | None = None,
+    ) -> None:
+        status = Status.ERROR if error is not None else Status.SUCCESS
+        await self._db.execute(SQL.finish_job, job_id, status.value, error, done, total)
+
+    async def sweep(self, stale_after_seconds: float) -> list[uuid.UUID]:
+        """Running jobs whose worker went silent become errors, with the reason."""
+        return [row["id"] for row in await self._db.fetch(SQL.sweep_stale, stale_after_seconds)]
+
+    async def get(self, job_id: uuid.UUID) -> Job | None:
+        row = await self._db.fetchrow(SQL.select_job, job_id)
+        return msgspec.convert(dict(row), Job) if row else None
+
+    async def find(
+        self,
+        collection_ids: list[uuid.UUID],
+        *,
+        status: Status | None,
+        kind: Kind | None,
+        limit: int,
+        offset: int,
+    ) -> list[Job]:
+        rows = await self._db.fetch(
+            SQL.select_jobs,
+            collection_ids,
+            status.value if status else None,
+            kind.value if kind else None,
+            limit,
+            offset,
+        )
+        return [msgspec.convert(dict(row), Job) for row in rows]
+
+    async def queued(self) -> int:
+        count: int = await self._db.fetchval(SQL.count_queued)
+        return count

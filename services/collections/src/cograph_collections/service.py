@@ -1,0 +1,174 @@
+"""The collections application: what an RPC or a job asks for, in domain terms.
+
+Uploads run inline and are recorded as `upload` jobs; embedding and link resolution are
+queued for the workers. The servicer maps protobuf to these calls; the worker runs the
+handlers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from cograph_collections.documents import SQL as DOCUMENT_SQL
+from cograph_collections.documents import DocumentStore, PreparedDocument
+from cograph_collections.embedding import ChunkEmbedder, Progress
+from cograph_collections.ingest import Ingestor, Outcome, State, Upload
+from cograph_collections.jobs import Claimed, Job, JobStore, Kind
+from cograph_collections.markdown import parse_markdown
+from cograph_collections.markdown.chunker import MarkdownChunker
+from cograph_embeddings import EmbeddingProvider
+from cograph_grpc import FailedPrecondition, NotFound
+
+
+class EmbedStatus(msgspec.Struct, frozen=True):
+    total: int
+    embedded: int
+    pending: int
+    stale: int
+    outdated_chunker: int
+    model: str
+
+
+class Collections:
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        embedder: EmbeddingProvider,
+        *,
+        max_document_bytes: int,
+        chunker: MarkdownChunker | None = None,
+    ) -> None:
+        self._pool = pool
+        self._embedder = embedder
+        self._chunker = chunker or MarkdownChunker()
+        self._ingestor = Ingestor(pool, max_document_bytes, self._chunker)
+        self._chunk_embedder = ChunkEmbedder(pool, embedder)
+
+    async def upload(
+        self, collection_id: uuid.UUID, uploads: list[Upload], requested_by: str
+    ) -> tuple[list[Outcome], uuid.UUID]:
+        """Ingest a batch, recorded as an upload job; then queue embedding and link resolution."""
+        async with self._pool.acquire() as connection:
+            job_id = await JobStore(connection).start_inline(collection_id, Kind.UPLOAD, requested_by)
+        try:
+            outcomes = await self._ingestor.ingest(collection_id, uploads)
+        except BaseException as error:
+            async with self._pool.acquire() as connection:
+                await JobStore(connection).finish(job_id, f"{type(error).__name__}: {error}")
+            raise
+        changed = sum(1 for o in outcomes if o.state in (State.CREATED, State.REPLACED))
+        async with self._pool.acquire() as connection, connection.transaction():
+            jobs = JobStore(connection)
+            await jobs.finish(job_id, done=len(outcomes), total=len(uploads))
+            if changed:
+                await jobs.enqueue(collection_id, Kind.EMBED, requested_by=requested_by)
+                await jobs.enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
+        return outcomes, job_id
+
+    async def delete_document(
+        self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str
+    ) -> None:
+        async with self._pool.acquire() as connection, connection.transaction():
+            if not await DocumentStore(connection).delete(collection_id, document_id):
+                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
+            # Links that pointed at it are unresolved now; another document may fit them.
+            await JobStore(connection).enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
+
+    async def re_embed(self, collection_id: uuid.UUID, requested_by: str) -> Job:
+        """Re-chunk what older chunker parameters built, then embed every chunk anew."""
+        async with self._pool.acquire() as connection:
+            jobs = JobStore(connection)
+            job_id = await jobs.enqueue(
+                collection_id, Kind.EMBED, requested_by=requested_by, payload={"all": True}
+            )
+            job = await jobs.get(job_id)
+        assert job is not None
+        return job
+
+    async def retry(self, job_id: uuid.UUID, requested_by: str) -> Job:
+        """A new job row for the same work. Uploads cannot be retried: their content is gone."""
+        async with self._pool.acquire() as connection:
+            jobs = JobStore(connection)
+            job = await jobs.get(job_id)
+            if job is None:
+                raise NotFound(f"job {job_id} does not exist")
+            if job.kind is Kind.UPLOAD:
+                raise FailedPrecondition(
+                    "an upload job cannot be retried: the uploaded content is not kept; re-upload the batch"
+                )
+            new_id = await jobs.enqueue(
+                job.collection_id, job.kind, requested_by=requested_by, retry_of=job.id, payload=job.payload
+            )
+            retried = await jobs.get(new_id)
+        assert retried is not None
+        return retried
+
+    async def embed_status(self, collection_id: uuid.UUID) -> EmbedStatus:
+        model = await self._embedder.info()
+        params = self._chunker.params
+        async with self._pool.acquire() as connection:
+            row = await connection.fetchrow(
+                DOCUMENT_SQL.embed_status,
+                collection_id,
+                model.name,
+                params.max_chars,
+                params.min_chars,
+                params.max_chunks,
+            )
+        assert row is not None
+        return EmbedStatus(
+            total=row["total"],
+            embedded=row["embedded"],
+            pending=row["pending"],
+            stale=row["stale"],
+            outdated_chunker=row["outdated_chunker"],
+            model=model.name,
+        )
+
+    # Job handlers, run by the worker.
+
+    async def run_embed(self, job: Claimed, progress: Progress) -> None:
+        everything = bool(job.payload.get("all"))
+        if everything:
+            await self._rechunk_outdated(job.collection_id)
+        await self._chunk_embedder.embed_collection(
+            job.collection_id, everything=everything, progress=progress
+        )
+
+    async def run_resolve_links(self, job: Claimed, progress: Progress) -> None:
+        # Links no document fits stay unresolved, visible on their documents.
+        async with self._pool.acquire() as connection:
+            await DocumentStore(connection).resolve_links(job.collection_id)
+        await progress(1, 1)
+
+    async def _rechunk_outdated(self, collection_id: uuid.UUID) -> None:
+        params = self._chunker.params
+        async with self._pool.acquire() as connection:
+            rows = await connection.fetch(
+                DOCUMENT_SQL.select_outdated_documents,
+                collection_id,
+                params.max_chars,
+                params.min_chars,
+                params.max_chunks,
+            )
+        for row in rows:
+            parsed = parse_markdown(row["content"])
+            prepared = PreparedDocument(
+                row["source_key"],
+                row["content"],
+                row["content_hash"],
+                row["size_bytes"],
+                parsed,
+                self._chunker.chunk(parsed),
+            )
+            async with self._pool.acquire() as connection, connection.transaction():
+                store = DocumentStore(connection)
+                await store.update(row["id"], prepared)
+                await store.write_parts(collection_id, [(row["id"], prepared)])
+
+    def handlers(self) -> dict[Kind, Any]:
+        return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}

@@ -1,0 +1,128 @@
+-- name: select_hashes
+SELECT source_key, id, content_hash FROM md_documents
+WHERE collection_id = $1 AND source_key = ANY($2::text[]);
+
+-- name: lock_document
+SELECT id, content_hash FROM md_documents
+WHERE collection_id = $1 AND source_key = $2
+FOR UPDATE;
+
+-- name: insert_document
+INSERT INTO md_documents (
+    collection_id, source_key, normalised_key, wiki_key, content, content_hash, size_bytes, title,
+    frontmatter, structure, word_count, line_count)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (collection_id, source_key) DO NOTHING
+RETURNING id;
+
+-- name: update_document
+UPDATE md_documents
+SET normalised_key = $2, wiki_key = $3, content = $4, content_hash = $5, size_bytes = $6, title = $7,
+    frontmatter = $8, structure = $9, word_count = $10, line_count = $11, updated_at = now()
+WHERE id = $1;
+
+-- name: delete_chunks
+DELETE FROM md_chunks WHERE document_id = $1;
+
+-- name: delete_links
+DELETE FROM md_links WHERE document_id = $1;
+
+-- name: select_document
+SELECT d.id, d.collection_id, d.source_key, d.title, d.content_hash, d.size_bytes, d.content, d.frontmatter,
+       d.structure, d.word_count, d.line_count, d.created_at, d.updated_at,
+       (SELECT count(*) FROM md_chunks k WHERE k.document_id = d.id) AS chunk_count
+FROM md_documents d
+WHERE d.collection_id = $1 AND d.id = $2;
+
+-- name: select_document_summaries
+SELECT d.id, d.collection_id, d.source_key, d.title, d.content_hash, d.size_bytes, d.created_at, d.updated_at,
+       (SELECT count(*) FROM md_chunks k WHERE k.document_id = d.id) AS chunk_count
+FROM md_documents d
+WHERE d.collection_id = $1
+ORDER BY d.source_key
+LIMIT $2 OFFSET $3;
+
+-- name: delete_document
+DELETE FROM md_documents WHERE collection_id = $1 AND id = $2 RETURNING id;
+
+-- name: select_links
+SELECT text, href, line, link_type, anchor, target_document_id
+FROM md_links WHERE document_id = $1 ORDER BY ordinal;
+
+-- name: select_chunks
+SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
+       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       d.source_key
+FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
+WHERE k.collection_id = $1 AND k.document_id = $2
+ORDER BY k.chunk_index
+LIMIT $3 OFFSET $4;
+
+-- name: select_chunk
+SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
+       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       d.source_key
+FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
+WHERE k.collection_id = $1 AND k.id = $2;
+
+-- name: resolve_links
+-- Bind each unresolved link of the collection to a document of the same collection:
+-- markdown/relative/anchor links by normalised path (an extensionless path also finds
+-- its .md/.mdx), wiki links by note name; the shortest matching path wins.
+WITH candidates AS (
+    SELECT DISTINCT ON (l.id) l.id AS link_id, d.id AS document_id
+    FROM md_links l
+    JOIN md_documents d ON d.collection_id = l.collection_id
+    WHERE l.collection_id = $1
+      AND l.target_document_id IS NULL
+      AND l.target_key IS NOT NULL
+      AND CASE WHEN l.link_type = 'wiki'
+               THEN d.wiki_key = l.target_key
+                    OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key
+               ELSE d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
+          END
+    ORDER BY l.id, length(d.normalised_key), d.normalised_key
+)
+UPDATE md_links l SET target_document_id = c.document_id
+FROM candidates c WHERE l.id = c.link_id;
+
+-- name: count_unresolved_links
+SELECT count(*) FROM md_links
+WHERE collection_id = $1 AND target_document_id IS NULL AND target_key IS NOT NULL;
+
+-- name: count_chunks_to_embed
+SELECT count(*) FROM md_chunks
+WHERE collection_id = $1 AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3);
+
+-- name: select_chunks_to_embed
+-- Keyset pages: rows embedded meanwhile drop out, the cursor never skips one.
+SELECT id, content FROM md_chunks
+WHERE collection_id = $1 AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3)
+  AND id > $4
+ORDER BY id
+LIMIT $5;
+
+-- name: update_embedding
+UPDATE md_chunks SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
+
+-- name: embed_status
+SELECT count(*) AS total,
+       count(*) FILTER (WHERE embedding IS NOT NULL AND embedding_model = $2) AS embedded,
+       count(*) FILTER (WHERE embedding IS NULL) AS pending,
+       count(*) FILTER (WHERE embedding IS NOT NULL AND embedding_model IS DISTINCT FROM $2) AS stale,
+       count(*) FILTER (WHERE (chunker_max_chars, chunker_min_chars, chunker_max_chunks) <> ($3, $4, $5))
+           AS outdated_chunker
+FROM md_chunks WHERE collection_id = $1;
+
+-- name: select_outdated_documents
+SELECT DISTINCT d.id, d.source_key, d.content, d.content_hash, d.size_bytes
+FROM md_documents d JOIN md_chunks k ON k.document_id = d.id
+WHERE d.collection_id = $1
+  AND (k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks) <> ($2, $3, $4);
+
+-- name: select_hits
+SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
+       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       d.source_key, d.title
+FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
+WHERE k.id = ANY($1::uuid[]);

@@ -1,0 +1,54 @@
+-- name: insert_job
+-- A job joins an identical queued one instead of queueing twice.
+INSERT INTO md_jobs (collection_id, kind, status, requested_by, retry_of, payload, started_at, heartbeat_at)
+VALUES ($1, $2, $3, $4, $5, $6,
+        CASE WHEN $3 = 'running' THEN now() END, CASE WHEN $3 = 'running' THEN now() END)
+ON CONFLICT (collection_id, kind, (coalesce(payload->>'all', 'false'))) WHERE status = 'queued'
+DO UPDATE SET requested_by = md_jobs.requested_by
+RETURNING id;
+
+-- name: claim_job
+UPDATE md_jobs SET status = 'running', started_at = now(), heartbeat_at = now(), worker = $1
+WHERE id = (
+    SELECT id FROM md_jobs
+    WHERE status = 'queued' AND kind <> 'upload'
+    ORDER BY created_at
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1)
+RETURNING id, collection_id, kind, payload, requested_by;
+
+-- name: heartbeat
+UPDATE md_jobs SET heartbeat_at = now(), progress_done = $2, progress_total = $3
+WHERE id = $1 AND status = 'running';
+
+-- name: finish_job
+UPDATE md_jobs SET status = $2, error = $3, finished_at = now(), heartbeat_at = now(),
+                   progress_done = coalesce($4, progress_done), progress_total = coalesce($5, progress_total)
+WHERE id = $1 AND status = 'running'
+RETURNING id;
+
+-- name: sweep_stale
+UPDATE md_jobs
+SET status = 'error', finished_at = now(),
+    error = 'the worker running this job stopped responding (no heartbeat for '
+            || round(extract(epoch FROM now() - heartbeat_at)) || ' s); retry it'
+WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1)
+RETURNING id;
+
+-- name: select_job
+SELECT id, collection_id, kind, status, error, retry_of, requested_by, progress_done, progress_total,
+       payload, created_at, started_at, finished_at, heartbeat_at
+FROM md_jobs WHERE id = $1;
+
+-- name: select_jobs
+SELECT id, collection_id, kind, status, error, retry_of, requested_by, progress_done, progress_total,
+       payload, created_at, started_at, finished_at, heartbeat_at
+FROM md_jobs
+WHERE collection_id = ANY($1::uuid[])
+  AND ($2::text IS NULL OR status = $2)
+  AND ($3::text IS NULL OR kind = $3)
+ORDER BY created_at DESC, id
+LIMIT $4 OFFSET $5;
+
+-- name: count_queued
+SELECT count(*) FROM md_jobs WHERE status = 'queued';

@@ -1,0 +1,138 @@
+"""The job worker: claims queued jobs, runs them with a heartbeat, and sweeps jobs whose worker died.
+
+Several workers, on several machines, may run at once: a claim is an UPDATE over
+`SELECT ... FOR UPDATE SKIP LOCKED`, so a job runs once. Jobs never retry by themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+from prometheus_client import Gauge, Histogram
+
+from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind
+from cograph_settings import CollectionsSettings
+
+log = logging.getLogger(__name__)
+
+JOBS_QUEUED = Gauge("cograph_jobs_queued", "Collection jobs waiting for a worker.")
+JOB_DURATION = Histogram(
+    "cograph_job_duration_seconds",
+    "Time a collection job ran, by kind and outcome.",
+    ["kind", "status"],
+    buckets=(0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600),
+)
+
+Progress = Callable[[int, int], Awaitable[None]]
+Handler = Callable[[Claimed, Progress], Awaitable[None]]
+
+
+class Worker:
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        dsn: str,
+        handlers: dict[Kind, Handler],
+        settings: CollectionsSettings,
+    ) -> None:
+        self._pool = pool
+        self._dsn = dsn
+        self._handlers = handlers
+        self._settings = settings
+        self.name = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._listener: asyncpg.Connection[Any] | None = None
+
+    async def start(self) -> None:
+        self._listener = await asyncpg.connect(self._dsn)
+        await self._listener.add_listener(CHANNEL, lambda *_: self._wake.set())
+        self._tasks = [
+            asyncio.create_task(self._loop(), name=f"worker-{i}")
+            for i in range(self._settings.worker_concurrency)
+        ]
+        self._tasks.append(asyncio.create_task(self._sweep_loop(), name="worker-sweep"))
+        log.info("job worker %s started", self.name)
+
+    async def stop(self) -> None:
+        """Running jobs are cancelled: their rows stop beating and the sweep reports them."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                ran = await self.run_once()
+            except (OSError, asyncpg.PostgresError):
+                log.exception("job worker cannot reach the database; retrying")
+                ran = False
+            if not ran:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    # NOTIFY wakes us at once; the timeout is a safety net for a lost notification.
+                    await asyncio.wait_for(self._wake.wait(), timeout=self._settings.heartbeat_seconds)
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            try:
+                async with self._pool.acquire() as connection:
+                    store = JobStore(connection)
+                    for job_id in await store.sweep(self._settings.stale_after_seconds):
+                        log.warning("job %s lost its worker; marked error", job_id)
+                    JOBS_QUEUED.set(await store.queued())
+            except (OSError, asyncpg.PostgresError):
+                log.exception("stale-job sweep failed; retrying")
+            await asyncio.sleep(self._settings.heartbeat_seconds)
+
+    async def run_once(self) -> bool:
+        """Claim and run one job; answers whether there was one."""
+        async with self._pool.acquire() as connection:
+            job = await JobStore(connection).claim(self.name)
+        if job is None:
+            return False
+        started = time.perf_counter()
+        progress = {"done": 0, "total": 0}
+
+        async def report(done: int, total: int) -> None:
+            progress.update(done=done, total=total)
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self._settings.heartbeat_seconds)
+                async with self._pool.acquire() as connection:
+                    await JobStore(connection).heartbeat(job.id, progress["done"], progress["total"])
+
+        heart = asyncio.create_task(beat())
+        error: str | None = None
+        try:
+            await self._handlers[job.kind](job, report)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("job %s (%s) failed", job.id, job.kind)
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        finally:
+            heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heart
+        async with self._pool.acquire() as connection:
+            await JobStore(connection).finish(job.id, error, done=progress["done"], total=progress["total"])
+        status = "error" if error else "success"
+        JOB_DURATION.labels(job.kind.value, status).observe(time.perf_counter() - started)
+        log.info("job %s (%s) %s", job.id, job.kind, status)
+        return True

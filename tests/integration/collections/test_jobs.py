@@ -1,0 +1,153 @@
+"""Jobs: the row is the queue; workers claim once, heartbeat, never retry by themselves; the sweep
+turns jobs of a dead worker into errors; retry makes a new job, except for uploads."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import grpc
+import pytest
+from grpc import aio
+
+from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_collections.jobs import JobStore, Kind
+from cograph_collections.service import Collections
+from cograph_collections.worker import Worker
+from cograph_db import create_pool
+from cograph_embeddings import EmbeddingProvider
+from support.collections import Running
+
+
+async def test_upload_queues_embedding_which_the_worker_runs(
+    service: Running, collection: pb.Collection
+) -> None:
+    response = await service.upload(
+        collection.id, ("a.md", b"# Alpha\n\nFirst."), ("b.md", b"# Beta\n\nSecond.")
+    )
+    jobs = await service.wait_for_jobs(collection.id)
+    by_kind = {job.kind: job for job in jobs}
+    assert set(by_kind) == {pb.JOB_KIND_UPLOAD, pb.JOB_KIND_EMBED, pb.JOB_KIND_RESOLVE_LINKS}
+    assert all(job.status == pb.JOB_STATUS_SUCCESS for job in jobs)
+    assert by_kind[pb.JOB_KIND_UPLOAD].id == response.job_id
+    assert by_kind[pb.JOB_KIND_UPLOAD].progress_done == 2
+    assert by_kind[pb.JOB_KIND_EMBED].progress_done == 2
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert (status.total_chunks, status.embedded_chunks, status.pending_chunks, status.stale_chunks) == (
+        2,
+        2,
+        0,
+        0,
+    )
+    assert status.model == "all-MiniLM-L6-v2"
+    chunk = (
+        await service.stub.ListChunks(
+            pb.ListChunksRequest(collection_id=collection.id, document_id=response.results[0].document_id)
+        )
+    ).chunks[0]
+    assert chunk.embedding_model == "all-MiniLM-L6-v2"
+
+
+async def test_unchanged_reupload_costs_no_embedding(service: Running, collection: pb.Collection) -> None:
+    docs = [(f"doc-{i}.md", f"# Doc {i}\n\nBody {i}.".encode()) for i in range(5)]
+    await service.upload(collection.id, *docs)
+    await service.wait_for_jobs(collection.id)
+    calls_before = service.counter.calls
+    again = await service.upload(collection.id, *docs)
+    assert again.counts.unchanged == 5
+    jobs = await service.wait_for_jobs(collection.id)
+    assert service.counter.calls == calls_before
+    assert sum(job.kind == pb.JOB_KIND_EMBED for job in jobs) == 1  # no new embed job was queued
+
+
+async def test_retry_is_refused_for_uploads_and_makes_a_new_job_otherwise(
+    service: Running, collection: pb.Collection
+) -> None:
+    response = await service.upload(collection.id, ("a.md", b"# A\n\nText."))
+    await service.wait_for_jobs(collection.id)
+    with pytest.raises(aio.AioRpcError) as refused:
+        await service.stub.RetryJob(pb.RetryJobRequest(job_id=response.job_id, requested_by="alice"))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "re-upload the batch" in (refused.value.details() or "")
+    jobs = await service.wait_for_jobs(collection.id)
+    embed = next(job for job in jobs if job.kind == pb.JOB_KIND_EMBED)
+    retried = (await service.stub.RetryJob(pb.RetryJobRequest(job_id=embed.id, requested_by="alice"))).job
+    assert retried.id != embed.id
+    assert retried.retry_of == embed.id
+    assert retried.kind == pb.JOB_KIND_EMBED
+    finished = {job.id: job for job in await service.wait_for_jobs(collection.id)}
+    assert finished[retried.id].status == pb.JOB_STATUS_SUCCESS
+
+
+async def test_re_embed_embeds_every_chunk_again(service: Running, collection: pb.Collection) -> None:
+    await service.upload(collection.id, ("a.md", b"# A\n\nText."), ("b.md", b"# B\n\nMore."))
+    await service.wait_for_jobs(collection.id)
+    texts_before = service.counter.texts
+    job = (
+        await service.stub.ReEmbedCollection(
+            pb.ReEmbedCollectionRequest(collection_id=collection.id, requested_by="alice")
+        )
+    ).job
+    assert job.kind == pb.JOB_KIND_EMBED
+    done = {j.id: j for j in await service.wait_for_jobs(collection.id)}
+    assert done[job.id].status == pb.JOB_STATUS_SUCCESS
+    assert service.counter.texts - texts_before == 2
+
+
+async def test_job_listing_filters_by_status_and_kind(service: Running, collection: pb.Collection) -> None:
+    await service.upload(collection.id, ("a.md", b"# A\n\nText."))
+    await service.wait_for_jobs(collection.id)
+    uploads = await service.stub.ListJobs(
+        pb.ListJobsRequest(
+            collection_ids=[collection.id], kind=pb.JOB_KIND_UPLOAD, status=pb.JOB_STATUS_SUCCESS
+        )
+    )
+    assert [job.kind for job in uploads.jobs] == [pb.JOB_KIND_UPLOAD]
+    none = await service.stub.ListJobs(pb.ListJobsRequest(collection_ids=[], kind=pb.JOB_KIND_UPLOAD))
+    assert list(none.jobs) == []
+
+
+async def test_two_workers_never_run_the_same_job(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """Claims race on one queued job: exactly one worker gets it."""
+    await service.host.stop()  # its in-process worker must not take the job first
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        async with pool.acquire() as connection:
+            job_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.RESOLVE_LINKS)
+        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        workers = [
+            Worker(pool, database, collections.handlers(), service.settings.collections) for _ in range(4)
+        ]
+        ran = await asyncio.gather(*(worker.run_once() for worker in workers))
+        assert sorted(ran) == [False, False, False, True]
+        async with pool.acquire() as connection:
+            job = await JobStore(connection).get(job_id)
+        assert job is not None
+        assert job.status == "success"
+    finally:
+        await pool.close()
+
+
+async def test_sweep_turns_a_silent_running_job_into_an_error(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        async with pool.acquire() as connection:
+            job_id = await connection.fetchval(
+                "INSERT INTO md_jobs (collection_id, kind, status, started_at, heartbeat_at) VALUES"
+                " ($1, 'embed', 'running', now() - interval '1 hour', now() - interval '1 hour') RETURNING id",
+                uuid.UUID(collection.id),
+            )
+            jobs = JobStore(connection)
+            assert job_id in await jobs.sweep(service.settings.collections.stale_after_seconds)
+            job = await jobs.get(job_id)
+    finally:
+        await pool.close()
+    assert job is not None
+    assert job.status == "error"
+    assert job.error is not None
+    assert "stopped responding" in job.error
+    assert "retry it" in job.error

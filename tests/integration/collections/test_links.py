@@ -1,0 +1,91 @@
+"""Cross-document links are bound within a collection by the resolve_links job, never across."""
+
+from __future__ import annotations
+
+from cograph.collections.v1 import collections_service_pb2 as pb
+from support.collections import Running
+
+
+async def links_of(service: Running, collection_id: str, document_id: str) -> dict[str, str]:
+    """href -> target document id ('' while unresolved)."""
+    document = (
+        await service.stub.GetDocument(
+            pb.GetDocumentRequest(collection_id=collection_id, document_id=document_id)
+        )
+    ).document
+    return {link.href: link.target_document_id for link in document.metadata.links}
+
+
+async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collection(
+    service: Running, collection: pb.Collection
+) -> None:
+    index = (
+        await service.upload(
+            collection.id,
+            (
+                "docs/index.md",
+                b"# Index\n\n[Install](guides/install.md#steps), [FAQ](faq), [[Glossary|terms]], "
+                b"[[guides/install#Steps]], [site](https://example.com/x.md), [top](#index), [gone](missing.md)\n",
+            ),
+        )
+    ).results[0]
+    await service.wait_for_jobs(collection.id)
+    unresolved = await links_of(service, collection.id, index.document_id)
+    assert unresolved["#index"] == index.document_id  # an anchor link points at its own document
+    assert {href for href, target in unresolved.items() if not target} == {
+        "guides/install.md#steps",
+        "faq",
+        "Glossary",
+        "guides/install#Steps",
+        "https://example.com/x.md",
+        "missing.md",
+    }
+
+    # The targets arrive later; their links resolve. A same-named document in another
+    # collection is never a target.
+    other = await service.stub.CreateCollection(
+        pb.CreateCollectionRequest(name="Other", visibility=pb.VISIBILITY_PUBLIC, owner="bob")
+    )
+    await service.upload(other.collection.id, ("docs/missing.md", b"# Missing\n\nElsewhere."))
+    uploaded = await service.upload(
+        collection.id,
+        ("docs/guides/install.md", b"# Install\n\n## Steps\n\nRun it."),
+        ("docs/faq.md", b"# FAQ\n\nQuestions."),
+        ("reference/Glossary.md", b"# Glossary\n\nTerms."),
+    )
+    install_id, faq_id, glossary_id = (r.document_id for r in uploaded.results)
+    await service.wait_for_jobs(collection.id)
+    resolved = await links_of(service, collection.id, index.document_id)
+    assert resolved["guides/install.md#steps"] == install_id
+    assert resolved["faq"] == faq_id  # an extensionless path finds its .md
+    assert resolved["Glossary"] == glossary_id  # wiki links match by note name, any folder
+    assert resolved["guides/install#Steps"] == install_id
+    assert resolved["https://example.com/x.md"] == ""
+    assert resolved["missing.md"] == ""  # only a document of the other collection has that path
+
+    await service.stub.DeleteDocument(
+        pb.DeleteDocumentRequest(collection_id=collection.id, document_id=install_id, requested_by="alice")
+    )
+    await service.wait_for_jobs(collection.id)
+    after_delete = await links_of(service, collection.id, index.document_id)
+    assert after_delete["guides/install.md#steps"] == ""
+    assert after_delete["faq"] == faq_id
+
+
+async def test_a_link_keeps_its_anchor_apart_from_its_target(
+    service: Running, collection: pb.Collection
+) -> None:
+    result = (
+        await service.upload(
+            collection.id, ("a.md", b"# A\n\nSee [b](sub/b.md#part-two) and [[B#Part two]].\n")
+        )
+    ).results[0]
+    document = (
+        await service.stub.GetDocument(
+            pb.GetDocumentRequest(collection_id=collection.id, document_id=result.document_id)
+        )
+    ).document
+    assert [(link.href, link.anchor, link.link_type) for link in document.metadata.links] == [
+        ("sub/b.md#part-two", "part-two", pb.LINK_TYPE_MARKDOWN),
+        ("B#Part two", "Part two", pb.LINK_TYPE_WIKI),
+    ]

@@ -1,0 +1,86 @@
+"""Hybrid search over a collection's chunks: BM25 full text, dense vectors, fusion, and the scope."""
+
+from __future__ import annotations
+
+from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_embeddings import EmbeddingProvider
+from support.collections import Running
+
+DOCUMENTS = [
+    (
+        "oncall.md",
+        b"# On-call\n\nWhen the pager fires, acknowledge within five minutes and open an incident channel.",
+    ),
+    (
+        "deploy.md",
+        b"# Deploying\n\nShip a release by tagging the main branch; the pipeline builds and rolls out.",
+    ),
+    ("glossary.md", b"# Glossary\n\nA zorblax is the internal name of the billing reconciliation batch."),
+    (
+        "backup.md",
+        b"# Backups\n\nDatabase snapshots are taken nightly and kept for thirty days in cold storage.",
+    ),
+]
+
+
+async def search(
+    service: Running, embedder: EmbeddingProvider, scope: list[str], text: str, *, dense: bool = True
+) -> list[pb.ChunkHit]:
+    vector = await embedder.embed_one(text) if dense else []
+    response = await service.stub.SearchChunks(
+        pb.SearchChunksRequest(
+            collection_ids=scope,
+            query=text,
+            query_embedding=vector,
+            embedding_model=(await embedder.info()).name,
+            limit=4,
+            dense_weight=1.0 if dense else 0.0,
+            text_weight=1.0,
+            rrf_k=60,
+        )
+    )
+    return list(response.hits)
+
+
+async def test_a_term_only_one_document_has_is_found_by_full_text(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+    hits = await search(service, embedder, [collection.id], "what is a zorblax", dense=False)
+    assert hits[0].chunk.source_key == "glossary.md"
+    assert hits[0].ranks.text == 1
+    assert hits[0].ranks.dense == 0
+    assert hits[0].document_title == "Glossary"
+    assert len(hits) == 1  # no other chunk contains the word
+
+
+async def test_a_paraphrase_with_no_shared_words_is_found_by_the_dense_stream(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+    hits = await search(service, embedder, [collection.id], "how long do we retain copies of our data")
+    assert hits[0].chunk.source_key == "backup.md"
+    assert hits[0].ranks.dense == 1
+    assert hits[0].chunk.section_anchor == "backups"
+    assert list(hits[0].chunk.heading_path) == ["Backups"]
+
+
+async def test_search_never_leaves_the_scope(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    other = (
+        await service.stub.CreateCollection(
+            pb.CreateCollectionRequest(name="Secret", visibility=pb.VISIBILITY_PRIVATE, owner="bob")
+        )
+    ).collection
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.upload(other.id, ("zorblax.md", b"# Zorblax secrets\n\nThe zorblax zorblax zorblax."))
+    await service.wait_for_jobs(collection.id)
+    await service.wait_for_jobs(other.id)
+    hits = await search(service, embedder, [collection.id], "zorblax secrets")
+    assert {hit.chunk.collection_id for hit in hits} == {collection.id}
+    assert await search(service, embedder, [], "zorblax secrets") == []
+    both = await search(service, embedder, [collection.id, other.id], "zorblax secrets")
+    assert both[0].chunk.collection_id == other.id

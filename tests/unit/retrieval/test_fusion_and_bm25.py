@@ -1,0 +1,63 @@
+"""Reciprocal rank fusion and BM25 term weighting: exact values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cograph_retrieval import ChunkTable, reciprocal_rank_fusion
+from cograph_retrieval.bm25 import weigh
+
+
+def test_rrf_adds_weighted_reciprocal_ranks_and_keeps_each_rank() -> None:
+    fused = reciprocal_rank_fusion(
+        {"dense": ["a", "b", "c"], "text": ["c", "a"]}, {"dense": 1.0, "text": 2.0}, k=10, limit=10
+    )
+    assert [hit.key for hit in fused] == ["c", "a", "b"]
+    assert fused[0].score == pytest.approx(1 / 13 + 2 / 11)
+    assert fused[1].score == pytest.approx(1 / 11 + 2 / 12)
+    assert fused[1].ranks == {"dense": 1, "text": 2}
+    assert fused[2].ranks == {"dense": 2}
+
+
+def test_rrf_skips_streams_of_weight_zero_and_honours_the_limit() -> None:
+    fused = reciprocal_rank_fusion(
+        {"dense": ["a", "b"], "text": ["c"]}, {"dense": 0.0, "text": 1.0}, k=60, limit=5
+    )
+    assert [hit.key for hit in fused] == ["c"]
+    assert len(reciprocal_rank_fusion({"dense": list("abcdef")}, {}, k=60, limit=3)) == 3
+
+
+def test_rrf_ties_break_on_the_best_single_rank() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b"], "text": ["b", "a"]}, {}, k=60, limit=2)
+    assert fused[0].score == fused[1].score
+    assert [hit.key for hit in fused] == ["a", "b"]  # both have a first rank: stream order decides
+
+
+def test_idf_favours_rare_lexemes_and_common_ones_do_not_select_candidates() -> None:
+    weights = weigh(
+        ["zorblax", "databas", "unknown"], {"zorblax": 1, "databas": 500}, chunks=1000, total_length=50000
+    )
+    assert weights is not None
+    assert weights.lexemes == ["zorblax", "databas"]  # a lexeme absent from the scope weighs nothing
+    assert weights.idf[0] == pytest.approx(math.log(1 + 999.5 / 1.5))
+    assert weights.idf[1] == pytest.approx(math.log(1 + 500.5 / 500.5))
+    assert weights.selective == ["zorblax"]
+    assert weights.avg_length == 50.0
+
+
+def test_only_common_lexemes_still_select_the_rarest() -> None:
+    weights = weigh(["a", "b"], {"a": 900, "b": 600}, chunks=1000, total_length=1000)
+    assert weights is not None
+    assert weights.selective == ["b"]
+
+
+def test_nothing_to_match_is_none() -> None:
+    assert weigh(["x"], {}, chunks=10, total_length=10) is None
+    assert weigh(["x"], {"x": 1}, chunks=0, total_length=0) is None
+
+
+def test_chunk_tables_accept_plain_identifiers_only() -> None:
+    with pytest.raises(ValueError, match="not a plain SQL identifier"):
+        ChunkTable(table="md_chunks; DROP TABLE x", scope_column="c", term_stats="t", scope_stats="s")

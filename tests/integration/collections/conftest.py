@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from support.collections import Running
-from support.embedding import CountingProvider
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
@@ -14,6 +12,8 @@ from cograph_collections.app import create_service
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import open_channel
 from cograph_settings import Settings
+from support.collections import Running
+from support.embedding import CountingProvider
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import asyncio
 import grpc
 import pytest
 from grpc import aio
-from support.collections import Running
 
 from cograph.collections.v1 import collections_service_pb2 as pb
+from support.collections import Running
 
 GUIDE = b"""---
 title: Deployment guide

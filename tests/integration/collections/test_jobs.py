@@ -137,8 +137,9 @@ async def test_sweep_turns_a_silent_running_job_into_an_error(
     try:
         async with pool.acquire() as connection:
             job_id = await connection.fetchval(
-                "INSERT INTO md_jobs (collection_id, kind, status, started_at, heartbeat_at) VALUES"
-                " ($1, 'embed', 'running', now() - interval '1 hour', now() - interval '1 hour') RETURNING id",
+                "INSERT INTO md_jobs (collection_id, kind, status, started_at, heartbeat_at)"
+                " VALUES ($1, 'embed', 'running', now() - interval '1 hour', now() - interval '1 hour')"
+                " RETURNING id",
                 uuid.UUID(collection.id),
             )
             jobs = JobStore(connection)

@@ -25,7 +25,8 @@ async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collec
             (
                 "docs/index.md",
                 b"# Index\n\n[Install](guides/install.md#steps), [FAQ](faq), [[Glossary|terms]], "
-                b"[[guides/install#Steps]], [site](https://example.com/x.md), [top](#index), [gone](missing.md)\n",
+                b"[[guides/install#Steps]], [site](https://example.com/x.md), [top](#index), "
+                b"[gone](missing.md)\n",
             ),
         )
     ).results[0]

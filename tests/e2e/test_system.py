@@ -135,3 +135,19 @@ async def test_invalid_bodies_are_clear_problems(
     )
     assert wrong.status_code == 400
     assert "visibility" in wrong.text
+
+
+async def test_metrics_show_requests_per_route_and_rpc(
+    gateway: httpx.AsyncClient, auth: dict[str, dict[str, str]]
+) -> None:
+    collection = (
+        await gateway.post("/api/md-collections", json={"name": "Metrics"}, headers=auth["alice"])
+    ).json()
+    await gateway.get(f"/api/md-collections/{collection['id']}", headers=auth["alice"])
+    text = (await gateway.get("/metrics")).text
+    # Route templates, not raw ids, label the HTTP metrics.
+    assert 'path="/api/md-collections/{collection_id}"' in text
+    assert collection["id"] not in text
+    assert "cograph_http_requests_total" in text
+    assert 'cograph_rpc_requests_total{code="OK",method="CreateCollection",service="collections"}' in text
+    assert "cograph_rpc_duration_seconds_bucket" in text

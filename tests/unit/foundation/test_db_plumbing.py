@@ -40,7 +40,7 @@ def test_page_size_is_capped_and_defaulted() -> None:
     assert page_window(10_000, "")[0] == 500
 
 
-@pytest.mark.parametrize("token", ["not-base64!", "LTU=", "YWJj"])
+@pytest.mark.parametrize("token", ["not-base64!", "LTU=", "YWJj", "OTk5OTk5OTk5OTk5OTk5OTk5OTk5"])
 def test_foreign_page_tokens_are_refused(token: str) -> None:
     with pytest.raises(InvalidArgument, match="page_token"):
         page_window(10, token)

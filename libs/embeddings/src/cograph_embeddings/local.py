@@ -62,7 +62,11 @@ class LocalProvider(EmbeddingProvider):
 
         def encode() -> list[list[float]]:
             vectors = model.encode(
-                list(texts), batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True
+                list(texts),
+                batch_size=len(texts),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
             return [[float(x) for x in row] for row in vectors]
 

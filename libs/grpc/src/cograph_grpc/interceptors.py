@@ -55,6 +55,10 @@ class ServerInterceptor(_ServerInterceptor):
             except aio.AbortError:
                 code = context.code()
                 raise
+            except NotImplementedError:
+                # The generated base class's answer for an RPC a servicer does not implement.
+                code = grpc.StatusCode.UNIMPLEMENTED
+                await context.abort(code, f"{method} is not implemented by {self._service}")
             except Exception:
                 code = grpc.StatusCode.INTERNAL
                 trace_id = current_trace_id()

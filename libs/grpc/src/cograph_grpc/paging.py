@@ -9,6 +9,8 @@ from cograph_grpc.errors import InvalidArgument
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
+# Far beyond any real listing, and within PostgreSQL's bigint OFFSET.
+MAX_OFFSET = 2**40
 
 
 def page_window(page_size: int, page_token: str) -> tuple[int, int]:
@@ -22,7 +24,7 @@ def page_window(page_size: int, page_token: str) -> tuple[int, int]:
             offset = int(base64.urlsafe_b64decode(page_token.encode()).decode())
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise InvalidArgument("page_token is not a token this service issued") from None
-        if offset < 0:
+        if not 0 <= offset <= MAX_OFFSET:
             raise InvalidArgument("page_token is not a token this service issued")
     return size, offset
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -30,9 +30,13 @@ class ChunkTable(msgspec.Struct, frozen=True):
     term_stats: str  # (scope_id, lexeme, df)
     scope_stats: str  # (scope_id, chunks, lexemes)
     text_config: str = "english"
+    # A SQL function of the query text ($1) to the lexemes it is searched by, used instead of
+    # to_tsvector(text_config, …) where the stored tsvector was built another way (code identifiers).
+    lexemes_function: str = ""
 
     def __post_init__(self) -> None:
-        for name in (self.table, self.scope_column, self.term_stats, self.scope_stats, self.text_config):
+        names = (self.table, self.scope_column, self.term_stats, self.scope_stats, self.text_config)
+        for name in (*names, self.lexemes_function or "none"):
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"{name!r} is not a plain SQL identifier")
 
@@ -145,14 +149,22 @@ class HybridRetriever:
             )
         return [row["id"] for row in rows]
 
-    async def search(self, connection: Connection, query: Query) -> list[StreamHit]:
-        """Both streams, fused; a stream with weight 0 is not run."""
-        streams: dict[str, list[uuid.UUID]] = {}
+    async def search(
+        self,
+        connection: Connection,
+        query: Query,
+        extra: Mapping[str, tuple[float, Sequence[uuid.UUID]]] | None = None,
+    ) -> list[StreamHit]:
+        """Both streams (and any extra ranked stream a store adds, with its weight), fused;
+        a stream with weight 0 is not run."""
+        streams: dict[str, Sequence[uuid.UUID]] = {}
+        weights = {"dense": query.dense_weight, "text": query.text_weight}
         if query.dense_weight > 0:
             streams["dense"] = await self.dense_stream(connection, query)
         if query.text_weight > 0:
             streams["text"] = await self.text_stream(connection, query)
-        fused = reciprocal_rank_fusion(
-            streams, {"dense": query.dense_weight, "text": query.text_weight}, query.rrf_k, query.limit
-        )
+        for name, (weight, ranked) in (extra or {}).items():
+            streams[name] = ranked
+            weights[name] = weight
+        fused = reciprocal_rank_fusion(streams, weights, query.rrf_k, query.limit)
         return [StreamHit(uuid.UUID(str(hit.key)), hit.score, hit.ranks) for hit in fused]

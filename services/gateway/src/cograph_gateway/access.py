@@ -1,51 +1,178 @@
-"""Applies the policy to real resources: fetches access facts from the owning service, then decides."""
+"""Applies the policy to real resources: fetches the access facts from the owning service, then decides.
+
+The facts are fetched on every request, whole, and never cached: a removed grant takes effect on the
+next request, and the work done is the same whether a resource is missing or merely unreadable.
+"""
 
 from __future__ import annotations
 
-from cograph.collections.v1 import collections_service_pb2 as pb
+import uuid
+
+import grpc
+from grpc import aio
+
+from cograph.collections.v1 import collections_service_pb2 as cpb
+from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph_gateway.backends import Backends
-from cograph_gateway.convert import access_from_pb
+from cograph_gateway.convert import access_from_pb, repository_access_from_pb
 from cograph_gateway.errors import Problem
 from cograph_gateway.identity import Principal
-from cograph_gateway.policy import CollectionAccess, can_read_collection, can_write_collection
+from cograph_gateway.policy import (
+    CollectionAccess,
+    Operation,
+    Outcome,
+    RepositoryAccess,
+    Rule,
+    decide,
+    job_collection_ids,
+    readable_collection_ids,
+    readable_repository_ids,
+)
 
 
-class CollectionGuard:
-    def __init__(self, backends: Backends, hide_existence: bool) -> None:
+def parse_id(value: str, what: str) -> str:
+    """Ids are UUIDs; the canonical form is what the services store, so lookups compare equal."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise Problem(400, f"{value!r} is not a {what} id: {what} ids are UUIDs") from None
+
+
+def _sign_in(operation: Operation) -> str:
+    return f"sign in to use {operation.value}: send 'Authorization: Bearer <token>'"
+
+
+class Access:
+    """Authorization of one request's resources; raises the refusal as a problem."""
+
+    def __init__(self, backends: Backends, *, hide_collection_existence: bool) -> None:
         self._backends = backends
-        self._hide_existence = hide_existence
+        self._hide = hide_collection_existence
 
-    async def _access(self) -> dict[str, CollectionAccess]:
-        response = await self._backends.collections.ListCollectionAccess(pb.ListCollectionAccessRequest())
+    def require(self, principal: Principal, operation: Operation) -> None:
+        """Operations on no particular resource (create, register, list jobs)."""
+        assert operation.rule in (Rule.SCOPED, Rule.SIGNED_IN, Rule.ADMIN)
+        outcome = decide(principal, operation)
+        if outcome is Outcome.UNAUTHENTICATED:
+            raise Problem(401, _sign_in(operation))
+        if outcome is Outcome.FORBIDDEN:
+            raise Problem(403, f"only an administrator may use {operation.value}")
+
+    # Collections.
+
+    async def _collections(self) -> dict[str, CollectionAccess]:
+        response = await self._backends.collections.ListCollectionAccess(cpb.ListCollectionAccessRequest())
         return {entry.collection_id: access_from_pb(entry) for entry in response.entries}
 
-    async def readable_ids(self, principal: Principal) -> list[str]:
-        return [
-            cid for cid, access in (await self._access()).items() if can_read_collection(principal, access)
-        ]
+    async def readable_collections(self, principal: Principal) -> list[str]:
+        return readable_collection_ids(principal, (await self._collections()).values())
 
-    async def _existing(self, collection_id: str) -> CollectionAccess:
-        access = (await self._access()).get(collection_id)
-        if access is None:
-            raise Problem(404, f"collection {collection_id} does not exist")
-        return access
+    async def job_collections(self, principal: Principal) -> list[str]:
+        return job_collection_ids(principal, (await self._collections()).values())
 
-    def _refuse(self, principal: Principal, access: CollectionAccess, detail: str) -> Problem:
-        """403 for what the caller may see exists; 404 when it must not learn that (setting)."""
-        if self._hide_existence and not can_read_collection(principal, access):
-            return Problem(404, f"collection {access.collection_id} does not exist")
+    async def collection(
+        self, principal: Principal, operation: Operation, collection_id: str
+    ) -> CollectionAccess:
+        """The collection's access facts, if `principal` may do `operation` on it."""
+        collection_id = parse_id(collection_id, "collection")
+        access = (await self._collections()).get(collection_id)
+        outcome = decide(principal, operation, access, hide_collection_existence=self._hide)
+        if outcome is Outcome.ALLOW:
+            assert access is not None
+            return access
+        raise self._collection_refusal(outcome, operation, collection_id)
+
+    def _collection_refusal(self, outcome: Outcome, operation: Operation, collection_id: str) -> Problem:
+        if outcome is Outcome.NOT_FOUND:
+            return Problem(404, f"collection {collection_id} does not exist")
+        if outcome is Outcome.UNAUTHENTICATED:
+            return Problem(401, _sign_in(operation))
+        rule = operation.rule
+        if rule is Rule.READ_COLLECTION:
+            detail = (
+                f"you may not read collection {collection_id}: it is not public, not yours,"
+                " and not granted to any of your groups"
+            )
+        elif rule is Rule.COLLECTION_JOBS:
+            detail = f"the jobs of collection {collection_id} are listed to its owner only (it is not public)"
+        elif rule is Rule.RETRY_JOB:
+            detail = f"only the owner of collection {collection_id} or an administrator may retry its jobs"
+        else:
+            detail = f"only the owner or an administrator may change collection {collection_id}"
         return Problem(403, detail)
 
-    async def require_read(self, principal: Principal, collection_id: str) -> CollectionAccess:
-        access = await self._existing(collection_id)
-        if not can_read_collection(principal, access):
-            raise self._refuse(principal, access, f"you may not read collection {collection_id}")
-        return access
+    async def job(self, principal: Principal, operation: Operation, job_id: str) -> cpb.Job:
+        """A job the caller may act on (retry): ownership of its collection or the admin role."""
+        job_id = parse_id(job_id, "job")
+        if not principal.subject:
+            raise Problem(401, _sign_in(operation))
+        try:
+            job = (await self._backends.collections.GetJob(cpb.GetJobRequest(job_id=job_id))).job
+        except aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+            job = None
+        access = None if job is None else (await self._collections()).get(job.collection_id)
+        outcome = decide(principal, operation, access, hide_collection_existence=self._hide)
+        if outcome is Outcome.ALLOW:
+            assert job is not None
+            return job
+        if outcome is Outcome.NOT_FOUND:
+            raise Problem(404, f"job {job_id} does not exist")
+        assert job is not None
+        raise self._collection_refusal(outcome, operation, job.collection_id)
 
-    async def require_write(self, principal: Principal, collection_id: str) -> CollectionAccess:
-        access = await self._existing(collection_id)
-        if not can_write_collection(principal, access):
-            raise self._refuse(
-                principal, access, f"only the owner or an administrator may change collection {collection_id}"
+    # Repositories.
+
+    async def _repositories(self) -> list[RepositoryAccess]:
+        response = await self._backends.repodocs.ListRepositoryAccess(rpb.ListRepositoryAccessRequest())
+        return [repository_access_from_pb(entry) for entry in response.entries]
+
+    async def readable_repositories(self, principal: Principal) -> list[str]:
+        return readable_repository_ids(principal, await self._repositories())
+
+    async def readable_repository_slugs(self, principal: Principal) -> dict[str, str]:
+        """Readable repository ids to their host/owner/name, for citing search hits."""
+        entries = await self._repositories()
+        readable = set(readable_repository_ids(principal, entries))
+        return {e.repository_id: e.slug for e in entries if e.repository_id in readable}
+
+    async def repository(
+        self, principal: Principal, operation: Operation, host: str, owner: str, name: str
+    ) -> RepositoryAccess:
+        """The repository's access facts, if `principal` may do `operation` on it.
+
+        Unreadable and missing answer the same 404, built from the request alone, after the same
+        work: the whole access list is fetched and scanned either way, then the policy decides.
+        """
+        wanted = (host.casefold(), owner.casefold(), name.casefold())
+        found: RepositoryAccess | None = None
+        for entry in await self._repositories():
+            if (entry.host.casefold(), entry.owner.casefold(), entry.name.casefold()) == wanted:
+                found = entry
+        outcome = decide(principal, operation, found)
+        if outcome is Outcome.ALLOW:
+            assert found is not None
+            return found
+        if outcome is Outcome.UNAUTHENTICATED:
+            raise Problem(401, _sign_in(operation))
+        if outcome is Outcome.FORBIDDEN:
+            raise Problem(
+                403, f"only the owner or an administrator may change repository {host}/{owner}/{name}"
             )
-        return access
+        raise repository_not_found(host, owner, name)
+
+    async def repository_by_slug(
+        self, principal: Principal, operation: Operation, slug: str
+    ) -> RepositoryAccess:
+        """The same, for a repository named `host/owner/name` (MCP tools take one string)."""
+        parts = slug.strip().strip("/").split("/")
+        if len(parts) != 3 or not all(parts):
+            raise Problem(
+                400, f"{slug!r} is not a repository: name it as host/owner/name, e.g. github.com/acme/api"
+            )
+        return await self.repository(principal, operation, *parts)
+
+
+def repository_not_found(host: str, owner: str, name: str) -> Problem:
+    return Problem(404, f"repository {host}/{owner}/{name} does not exist")

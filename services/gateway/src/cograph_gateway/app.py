@@ -1,19 +1,28 @@
-"""The gateway's Litestar app and its service host: REST, ops endpoints, identity, policy."""
+"""The gateway's Litestar app and its service host: REST, MCP, ops endpoints, identity, policy."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from litestar import Litestar, Request
+from litestar import Litestar, Request, asgi
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+from litestar.plugins.prometheus import PrometheusConfig
+from litestar.types import Receive, Scope, Send
 
-from cograph_gateway.access import CollectionGuard
+from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
 from cograph_gateway.errors import EXCEPTION_HANDLERS, Problem
-from cograph_gateway.identity import ANONYMOUS, Authenticator, Principal
+from cograph_gateway.identity import ANONYMOUS, SIGN_IN, Authenticator, Principal
+from cograph_gateway.mcp_server import McpEndpoint
+from cograph_gateway.openapi import StrictStructSchemaPlugin
 from cograph_gateway.routes.collections import CollectionsController
+from cograph_gateway.routes.documents import DocumentsController
+from cograph_gateway.routes.jobs import JobsController
+from cograph_gateway.routes.repos import ReposController
+from cograph_gateway.routes.search import SearchController
 from cograph_grpc import GrpcServer
 from cograph_service import Readiness, ServiceHost, grpc_health_check, ops_handlers
 from cograph_settings import Settings
@@ -23,30 +32,63 @@ NAME = "gateway"
 
 def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> Litestar:
     authenticator = Authenticator(settings.auth)
-    guard = CollectionGuard(backends, hide_existence=settings.auth.hide_collection_existence)
+    access = Access(backends, hide_collection_existence=settings.auth.hide_collection_existence)
+    mcp = McpEndpoint(settings, authenticator, backends, access)
 
-    def principal(request: Request[Any, Any, Any]) -> Principal:
-        found = authenticator.authenticate(request.headers.get("authorization"))
+    async def principal(request: Request[Any, Any, Any]) -> Principal:
+        found = await authenticator.authenticate(request.headers.get("authorization"))
         if found is not None:
             return found
         if settings.auth.anonymous_read:
             return ANONYMOUS
-        raise Problem(401, "sign in: send 'Authorization: Bearer <token>'")
+        raise Problem(401, SIGN_IN)
+
+    # copy_scope=False: the endpoint hands the SDK the principal on the scope, on purpose.
+    @asgi("/mcp", copy_scope=False)
+    async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        await mcp(scope, receive, send)
 
     return Litestar(
-        route_handlers=[*ops_handlers(NAME, readiness), CollectionsController],
+        route_handlers=[
+            *ops_handlers(NAME, readiness),
+            JobsController,
+            CollectionsController,
+            DocumentsController,
+            ReposController,
+            SearchController,
+            mcp_endpoint,
+        ],
         dependencies={
-            "principal": Provide(principal, sync_to_thread=False),
+            "principal": Provide(principal),
             "backends": Provide(lambda: backends, use_cache=True, sync_to_thread=False),
-            "guard": Provide(lambda: guard, use_cache=True, sync_to_thread=False),
+            "access": Provide(lambda: access, use_cache=True, sync_to_thread=False),
         },
+        lifespan=[mcp.lifespan],
+        # Request rate, latency and errors per route template (not per raw path: ids would
+        # explode the label set), served by /metrics with the gRPC and job metrics.
+        middleware=[
+            PrometheusConfig(
+                app_name="cograph_gateway", prefix="cograph_http", group_path=True, exclude=["/metrics"]
+            ).middleware
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
-        plugins=[OpenTelemetryPlugin(OpenTelemetryConfig())],
+        plugins=[OpenTelemetryPlugin(OpenTelemetryConfig()), StrictStructSchemaPlugin()],
         openapi_config=OpenAPIConfig(
             title="Cograph Document RAG",
             version="1.0.0",
-            description="Markdown collections and repository documents, retrievable next to code.",
+            description="Markdown collections and repository documents, retrievable next to code. "
+            "Errors are RFC 9457 problem+json. MCP (streamable HTTP) is served at /mcp.",
             path="/api/schema",
+            components=Components(
+                security_schemes={
+                    "bearer": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="A static API token or a JWT from the configured issuer.",
+                    )
+                }
+            ),
+            security=[{"bearer": []}],
         ),
         request_max_body_size=settings.gateway.max_upload_bytes,
         # Logging is configured once per process (with trace ids), not by each app.

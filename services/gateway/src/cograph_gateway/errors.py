@@ -6,11 +6,15 @@ import logging
 from typing import Any
 
 import grpc
+import msgspec
 from grpc import aio
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
 from cograph_gateway.identity import AuthenticationError
+from cograph_gateway.schemas import ProblemDetails
 from cograph_telemetry import current_trace_id
 
 log = logging.getLogger(__name__)
@@ -52,28 +56,46 @@ TITLES = {
 
 
 class Problem(Exception):
-    """An error the gateway itself decides (policy, validation)."""
+    """An error the gateway itself decides (policy, validation); `extra` adds members to the body."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, **extra: Any) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.extra = extra
 
 
-def problem(status: int, detail: str, **extra: Any) -> Response[dict[str, Any]]:
-    body: dict[str, Any] = {
+def problem_body(status: int, detail: str, **extra: Any) -> dict[str, Any]:
+    return {
         "type": "about:blank",
         "title": TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
         **extra,
     }
+
+
+def problem(status: int, detail: str, **extra: Any) -> Response[dict[str, Any]]:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+    return Response(
+        problem_body(status, detail, **extra), status_code=status, media_type=PROBLEM_JSON, headers=headers
+    )
+
+
+async def send_problem(send: Send, status: int, detail: str) -> None:
+    """The same problem, written straight to ASGI (for the mounted MCP app, outside Litestar's routing)."""
+    body = msgspec.json.encode(problem_body(status, detail))
+    headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)
 
 
 def handle_problem(request: Request[Any, Any, Any], exc: Problem) -> Response[dict[str, Any]]:
-    return problem(exc.status, exc.detail)
+    return problem(exc.status, exc.detail, **exc.extra)
 
 
 def handle_authentication(
@@ -90,24 +112,45 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return problem(exc.status_code, detail, **extra)
 
 
-def handle_grpc(request: Request[Any, Any, Any], exc: aio.AioRpcError) -> Response[dict[str, Any]]:
+def grpc_status(exc: aio.AioRpcError) -> tuple[int, str]:
+    """The HTTP status and the message a person reads for a failed gRPC call."""
     code = exc.code()
     status = GRPC_TO_HTTP.get(code, 502)
     if status == 503:
         detail = "a service behind the gateway is unavailable; try again shortly"
     elif status == 504:
         detail = "a service behind the gateway did not answer in time"
+    elif status == 501:
+        # A contract RPC whose service has not built it yet: say so rather than echo gRPC's text.
+        detail = "this operation is not available yet: the service behind it does not implement it"
     elif status == 502:
         log.error("upstream error %s: %s", code, exc.details())
         detail = f"a service behind the gateway failed (trace {current_trace_id()})"
     else:
         detail = exc.details() or code.name.lower()
-    return problem(status, detail)
+    return status, detail
+
+
+def handle_grpc(request: Request[Any, Any, Any], exc: aio.AioRpcError) -> Response[dict[str, Any]]:
+    return problem(*grpc_status(exc))
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem(500, f"the gateway failed unexpectedly (trace {current_trace_id()})")
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problems an endpoint can answer, besides 400 and 401 (every endpoint)."""
+    return {
+        status: ResponseSpec(
+            data_container=ProblemDetails,
+            description=TITLES[status],
+            media_type=PROBLEM_JSON,
+            generate_examples=False,
+        )
+        for status in sorted({400, 401, 501, 502, 503, 504, *statuses})
+    }
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {

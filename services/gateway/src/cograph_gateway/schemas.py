@@ -1,20 +1,70 @@
-"""REST request and response bodies (msgspec Structs); the OpenAPI document is generated from them."""
+"""REST request and response bodies (msgspec Structs); the OpenAPI document is generated from them.
+
+Requests forbid unknown fields, so a misspelt field is a 400 naming it rather than silently ignored.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta
 
 VisibilityName = Literal["public", "private", "admin_only"]
+RepositoryVisibilityName = Literal["public", "private"]
+DocumentStateName = Literal["created", "replaced", "unchanged"]
+LinkTypeName = Literal["absolute", "anchor", "markdown", "relative", "wiki", "unknown"]
+JobKindName = Literal["upload", "embed", "resolve_links"]
+JobStatusName = Literal["queued", "running", "success", "error"]
+DocumentKindName = Literal["repo_doc", "workflow", "example", "test", "config", "unknown"]
+SyncStatusName = Literal["queued", "running", "success", "error", "unknown"]
+SyncTriggerName = Literal["manual", "schedule", "registration", "unknown"]
+StoreName = Literal["code", "repo_docs", "collections", "unknown"]
+
+Name = Annotated[str, Meta(min_length=1, max_length=200)]
+Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S")]
+SourceKey = Annotated[str, Meta(min_length=1, max_length=1024)]
+Query = Annotated[str, Meta(min_length=1, max_length=2000, pattern=r"\S")]
+Limit = Annotated[int, Meta(ge=1, le=100)]
+# Host, owner and repository names: what git hosts allow, no path separators.
+RefPart = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+T = TypeVar("T")
+
+
+class Page(msgspec.Struct, Generic[T]):
+    items: list[T]
+    # Pass as page_token to get the next page; null on the last page.
+    next_page_token: str | None = None
+
+
+class ProblemDetails(msgspec.Struct):
+    """RFC 9457 problem details: every error the API answers."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    # Validation errors: which field or parameter, and what is wrong with it.
+    errors: list[dict[str, Any]] | None = None
+
+
+# Collections.
 
 
 class CollectionCreate(msgspec.Struct, forbid_unknown_fields=True):
-    name: Annotated[str, Meta(min_length=1, max_length=200)]
+    name: Name
     description: Annotated[str, Meta(max_length=5000)] = ""
     visibility: VisibilityName = "private"
+
+
+class CollectionUpdate(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Only the fields given change."""
+
+    name: Name | None = None
+    description: Annotated[str, Meta(max_length=5000)] | None = None
+    visibility: VisibilityName | None = None
 
 
 class Collection(msgspec.Struct):
@@ -30,9 +80,416 @@ class Collection(msgspec.Struct):
     updated_at: dt.datetime
 
 
-T = TypeVar("T")
+class GrantCreate(msgspec.Struct, forbid_unknown_fields=True):
+    group: Group
 
 
-class Page(msgspec.Struct, Generic[T]):
-    items: list[T]
-    next_page_token: str | None = None
+# Documents.
+
+
+class DocumentUpload(msgspec.Struct, forbid_unknown_fields=True):
+    source_key: SourceKey
+    # UTF-8 markdown.
+    content: str
+
+
+class BatchUpload(msgspec.Struct, forbid_unknown_fields=True):
+    documents: Annotated[list[DocumentUpload], Meta(min_length=1, max_length=1000)]
+
+
+class DocumentError(msgspec.Struct):
+    reason: Literal["invalid_source_key", "not_utf8", "binary", "too_large", "duplicate_in_batch", "unknown"]
+    message: str
+
+
+class DocumentResult(msgspec.Struct):
+    source_key: str
+    # Null when the document failed.
+    document_id: str | None
+    # Null when the document failed; `error` says why.
+    state: DocumentStateName | None
+    error: DocumentError | None = None
+
+
+class UploadResult(msgspec.Struct):
+    source_key: str
+    document_id: str
+    state: DocumentStateName
+    # The upload job that recorded this ingestion.
+    job_id: str
+
+
+class UploadCounts(msgspec.Struct):
+    created: int
+    replaced: int
+    unchanged: int
+    failed: int
+
+
+class BatchResult(msgspec.Struct):
+    # In request order.
+    results: list[DocumentResult]
+    counts: UploadCounts
+    job_id: str
+
+
+class DocumentSummary(msgspec.Struct):
+    id: str
+    collection_id: str
+    source_key: str
+    title: str
+    content_hash: str
+    size_bytes: int
+    chunk_count: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class Heading(msgspec.Struct):
+    level: int
+    text: str
+    anchor: str
+    line: int
+
+
+class CodeBlock(msgspec.Struct):
+    language: str
+    content: str
+    start_line: int
+    end_line: int
+
+
+class Table(msgspec.Struct):
+    header: list[str]
+    rows: list[list[str]]
+    start_line: int
+    end_line: int
+
+
+class Link(msgspec.Struct):
+    text: str
+    href: str
+    line: int
+    link_type: LinkTypeName
+    # The document of the same collection the link resolved to; null while unresolved.
+    target_document_id: str | None
+    anchor: str
+
+
+class DocumentMetadata(msgspec.Struct):
+    frontmatter: dict[str, Any]
+    title: str
+    heading_tree: list[Heading]
+    code_blocks: list[CodeBlock]
+    tables: list[Table]
+    links: list[Link]
+    word_count: int
+    line_count: int
+
+
+class Document(msgspec.Struct):
+    id: str
+    collection_id: str
+    source_key: str
+    title: str
+    content_hash: str
+    size_bytes: int
+    chunk_count: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    content: str
+    metadata: DocumentMetadata
+
+
+class ChunkerParams(msgspec.Struct):
+    max_chars: int
+    min_chars: int
+    max_chunks: int
+
+
+class Chunk(msgspec.Struct):
+    id: str
+    document_id: str
+    collection_id: str
+    source_key: str
+    chunk_index: int
+    heading_path: list[str]
+    heading_level: int
+    section_anchor: str
+    content: str
+    # Null while not embedded.
+    embedding_model: str | None
+    chunker: ChunkerParams
+    # Where this text lives: collection/<collection id>#<section anchor>.
+    citation: str
+
+
+class EmbedStatus(msgspec.Struct):
+    model: str
+    total_chunks: int
+    embedded_chunks: int
+    pending_chunks: int
+    # Embedded by another model than the configured one: re-embed the collection.
+    stale_chunks: int
+    # Built with other chunker parameters than the current ones: re-embed re-chunks them.
+    outdated_chunker_chunks: int
+
+
+class Job(msgspec.Struct):
+    id: str
+    collection_id: str
+    kind: JobKindName
+    status: JobStatusName
+    error: str | None
+    retry_of: str | None
+    requested_by: str
+    progress_done: int
+    progress_total: int
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    heartbeat_at: dt.datetime | None
+
+
+# Search.
+
+
+class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
+    query: Query
+    limit: Limit = 10
+
+
+class CollectionStreamRanks(msgspec.Struct):
+    # 1-based rank in each retrieval stream; 0: not found by it.
+    dense: int
+    text: int
+
+
+class ChunkHit(msgspec.Struct):
+    chunk: Chunk
+    document_title: str
+    score: float
+    ranks: CollectionStreamRanks
+
+
+class StoreFailure(msgspec.Struct):
+    store: StoreName
+    message: str
+
+
+class CollectionSearchResult(msgspec.Struct):
+    hits: list[ChunkHit]
+    # Stores that failed or timed out; the hits are still valid.
+    failures: list[StoreFailure]
+
+
+# Repositories.
+
+
+class RepositoryCreate(msgspec.Struct, forbid_unknown_fields=True):
+    host: RefPart
+    owner: RefPart
+    name: RefPart
+    # Any URL git accepts. Exactly one of clone_url and checkout_path.
+    clone_url: Annotated[str, Meta(min_length=1, max_length=2000)] | None = None
+    # An existing checkout on the repodocs host, indexed where it is (administrators only).
+    checkout_path: Annotated[str, Meta(min_length=1, max_length=2000)] | None = None
+    visibility: RepositoryVisibilityName = "private"
+    # Empty: the remote's default branch.
+    default_branch: Annotated[str, Meta(max_length=200)] = ""
+    # Base URL of links to files on the git host, e.g. https://github.com/o/n/blob/main.
+    web_url: Annotated[str, Meta(max_length=2000)] = ""
+
+
+class SyncCounters(msgspec.Struct):
+    discovered_files: int
+    indexed_documents: int
+    indexed_chunks: int
+    unchanged_documents: int
+    deleted_documents: int
+    replaced_files: int
+
+
+class SkippedFile(msgspec.Struct):
+    path: str
+    reason: str
+
+
+class Sync(msgspec.Struct):
+    id: str
+    repository_id: str
+    status: SyncStatusName
+    trigger: SyncTriggerName
+    commit_sha: str
+    counters: SyncCounters
+    code_nodes: int
+    mentions: int
+    skipped: list[SkippedFile]
+    error: str | None
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+
+
+class Repository(msgspec.Struct):
+    id: str
+    host: str
+    owner: str
+    name: str
+    clone_url: str | None
+    checkout_path: str | None
+    visibility: RepositoryVisibilityName
+    owner_subject: str
+    group_grants: list[str]
+    default_branch: str
+    web_url: str
+    created_at: dt.datetime | None
+    last_sync: Sync | None
+
+
+class RepoDocumentSummary(msgspec.Struct):
+    id: str
+    repository_id: str
+    path: str
+    kind: DocumentKindName
+    title: str
+    slug: str
+    content_hash: str
+    chunk_count: int
+    indexed_at: dt.datetime | None
+
+
+class RepoDocument(msgspec.Struct):
+    id: str
+    repository_id: str
+    path: str
+    kind: DocumentKindName
+    title: str
+    slug: str
+    content_hash: str
+    chunk_count: int
+    indexed_at: dt.datetime | None
+    content: str
+
+
+class DocsTreeNode(msgspec.Struct):
+    title: str
+    # Null for a directory without a page of its own.
+    slug: str | None
+    path: str
+    children: list[DocsTreeNode]
+
+
+class DocsTree(msgspec.Struct):
+    roots: list[DocsTreeNode]
+
+
+class TocEntry(msgspec.Struct):
+    level: int
+    text: str
+    anchor: str
+
+
+class PageLink(msgspec.Struct):
+    slug: str
+    title: str
+
+
+class CodeNode(msgspec.Struct):
+    id: str
+    repository_id: str
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    path: str
+    start_line: int
+    end_line: int
+    signature: str
+
+
+class DocsPage(msgspec.Struct):
+    document: RepoDocument
+    toc: list[TocEntry]
+    siblings: list[PageLink]
+    previous: PageLink | None
+    next: PageLink | None
+    # The code this page's chunks mention.
+    related_code: list[CodeNode]
+
+
+class RepoChunk(msgspec.Struct):
+    id: str
+    document_id: str
+    repository_id: str
+    chunk_index: int
+    heading_path: list[str]
+    content: str
+    path: str
+    slug: str
+    kind: DocumentKindName
+    heading_anchor: str
+    embedding_model: str | None
+    # Where this text lives: the page slug and the heading anchor.
+    citation: str
+
+
+class RelatedDocChunk(msgspec.Struct):
+    chunk: RepoChunk
+    document_title: str
+    # How the chunk names the symbol: backtick, dotted or call.
+    form: str
+
+
+class CodeStreamRanks(msgspec.Struct):
+    dense: int
+    text: int
+    symbol: int
+
+
+class CodeResult(msgspec.Struct):
+    node: CodeNode
+    score: float
+    ranks: CodeStreamRanks
+    related_repo_doc_chunks: list[RelatedDocChunk]
+
+
+class DocChunkHit(msgspec.Struct):
+    chunk: RepoChunk
+    document_title: str
+    score: float
+    ranks: CodeStreamRanks
+
+
+class CodeSearchResult(msgspec.Struct):
+    hits: list[CodeResult]
+    failures: list[StoreFailure]
+
+
+class CodeDocs(msgspec.Struct):
+    node_id: str
+    chunks: list[RelatedDocChunk]
+
+
+class FileRange(msgspec.Struct):
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    content: str
+    commit_sha: str
+
+
+class RoutePool(msgspec.Struct):
+    store: StoreName
+    # The pool's best fused score scaled to 0..1, for comparing pools.
+    confidence: float
+
+
+class RouteResult(msgspec.Struct):
+    pools: list[RoutePool]
+    code: list[CodeResult]
+    repo_docs: list[DocChunkHit]
+    # Always up to the requested count, even at low confidence.
+    collections: list[ChunkHit]
+    failures: list[StoreFailure]

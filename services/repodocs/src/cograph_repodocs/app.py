@@ -1,13 +1,22 @@
-"""Wiring: migrations -> pool -> servicer -> gRPC server + ops HTTP."""
+"""Wiring: migrations -> pool -> git, checkouts, sync pipeline, runner, scheduler -> servicer ->
+gRPC server + ops HTTP. Shutdown: servers, then the schedule, then syncs in progress, then the pool."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Migrations, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer
+from cograph_repodocs.checkouts import Checkouts
+from cograph_repodocs.git import Git
+from cograph_repodocs.registry import Registry
 from cograph_repodocs.rpc import RepoDocsServicer
+from cograph_repodocs.runner import SyncRunner
+from cograph_repodocs.scheduler import Scheduler
+from cograph_repodocs.sync import SyncPipeline
 from cograph_service import Readiness, ServiceHost, database_check
 from cograph_settings import Settings
 
@@ -17,9 +26,14 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RepoDocsService"].full_name
 
 
 async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
+    config = settings.repodocs
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
-    # The RPCs still to build (issue 4) answer UNIMPLEMENTED.
-    servicer = RepoDocsServicer(pool)  # type: ignore[abstract]
+    checkouts = Checkouts(Git(config.git_timeout_seconds), Path(config.checkout_dir))
+    pipeline = SyncPipeline(pool, embedder, checkouts, max_file_bytes=config.max_file_bytes)
+    runner = SyncRunner(pool, pipeline)
+    scheduler = Scheduler(pool, runner, config.sync_interval_seconds)
+    registry = Registry(pool, checkouts, runner)
+    servicer = RepoDocsServicer(pool, registry, runner, checkouts, max_file_bytes=config.max_file_bytes)
     server = GrpcServer(
         NAME,
         settings.grpc,
@@ -27,4 +41,5 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
         register=[lambda s: pb_grpc.add_RepoDocsServiceServicer_to_server(servicer, s)],
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
-    return ServiceHost(NAME, server, readiness, closers=[pool.close])
+    scheduler.start()
+    return ServiceHost(NAME, server, readiness, closers=[scheduler.stop, runner.stop, pool.close])

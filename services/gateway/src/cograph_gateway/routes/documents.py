@@ -1,0 +1,317 @@
+"""/api/md-collections/{id}/documents and /chunks: uploads, documents with their metadata, chunks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, delete, get, post
+from litestar.datastructures import UploadFile
+from litestar.di import NamedDependency
+from litestar.exceptions import ClientException
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import JSONBody
+
+from cograph.collections.v1 import collections_service_pb2 as cpb
+from cograph_gateway.access import Access, parse_id
+from cograph_gateway.backends import Backends
+from cograph_gateway.convert import (
+    chunk_from_pb,
+    counts_from_pb,
+    document_from_pb,
+    document_result_from_pb,
+    summary_from_pb,
+)
+from cograph_gateway.errors import Problem, problem_responses
+from cograph_gateway.identity import Principal
+from cograph_gateway.policy import Operation as Op
+from cograph_gateway.routes.common import (
+    DEFAULT_PAGE_SIZE,
+    ChunkId,
+    CollectionId,
+    DocumentId,
+    PageSize,
+    PageToken,
+    next_token,
+)
+from cograph_gateway.schemas import (
+    BatchResult,
+    BatchUpload,
+    Chunk,
+    Document,
+    DocumentSummary,
+    DocumentUpload,
+    Page,
+    UploadResult,
+)
+
+Id = CollectionId
+
+_SOURCE_KEY = Schema(
+    type=OpenAPIType.STRING,
+    min_length=1,
+    max_length=1024,
+    description="The path or name the document is stored under; its identity in the collection.",
+)
+_UPLOAD_BODY = RequestBody(
+    required=True,
+    description="JSON {source_key, content}, or multipart/form-data with a `file` part "
+    "(its file name is the source_key unless a `source_key` field is given).",
+    content={
+        "application/json": OpenAPIMediaType(
+            schema=Schema(
+                type=OpenAPIType.OBJECT,
+                required=["source_key", "content"],
+                properties={
+                    "source_key": _SOURCE_KEY,
+                    "content": Schema(type=OpenAPIType.STRING, description="UTF-8 markdown."),
+                },
+                additional_properties=False,
+            )
+        ),
+        "multipart/form-data": OpenAPIMediaType(
+            schema=Schema(
+                type=OpenAPIType.OBJECT,
+                required=["file"],
+                properties={
+                    "file": Schema(type=OpenAPIType.STRING, content_media_type="application/octet-stream"),
+                    "source_key": _SOURCE_KEY,
+                },
+            )
+        ),
+    },
+)
+
+
+@dataclass
+class _UploadOperation(Operation):
+    """One endpoint, two body encodings: Litestar's generator knows only one, so it is stated here."""
+
+    def __post_init__(self) -> None:
+        self.request_body = _UPLOAD_BODY
+
+
+# Why a single document was refused, as HTTP: too large is 413, anything else about it 422.
+_REASON_STATUS = {"too_large": 413}
+
+
+async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
+    """(source_key, content) from a JSON or a multipart body."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type == "multipart/form-data":
+        try:
+            form = await request.form()
+        except ClientException as error:
+            raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
+        try:
+            file = form.get("file")
+            source_key = form.get("source_key")
+            if not isinstance(file, UploadFile):
+                raise Problem(400, "a multipart upload needs a `file` part holding the document")
+            content = await file.read()
+            key = source_key if isinstance(source_key, str) and source_key.strip() else file.filename
+        finally:
+            for value in form.values():
+                if isinstance(value, UploadFile):
+                    await value.close()
+        if not key or not key.strip():
+            raise Problem(400, "the uploaded file has no name: give a `source_key` field")
+        return key, content
+    if media_type in ("application/json", ""):
+        body = await request.body()
+        try:
+            upload = msgspec.json.decode(body, type=DocumentUpload)
+        except msgspec.ValidationError as error:
+            raise Problem(400, f"the upload is not valid: {error}") from None
+        except msgspec.DecodeError:
+            raise Problem(
+                400, "the body is not JSON: send {source_key, content} or a multipart file"
+            ) from None
+        return upload.source_key, upload.content.encode()
+    raise Problem(
+        415, f"cannot upload a {media_type} body: send JSON {{source_key, content}} or multipart/form-data"
+    )
+
+
+class DocumentsController(Controller):
+    path = "/api/md-collections/{collection_id:str}"
+    tags = ("documents",)
+
+    @post(
+        "/documents",
+        summary="Upload one document (JSON or a multipart file); answers its id and state",
+        description="The state is created, replaced (same source_key, new content) or unchanged. "
+        "A document the collection refuses is a 4xx problem whose `reason` says why.",
+        operation_class=_UploadOperation,
+        responses=problem_responses(403, 404, 413, 415, 422),
+    )
+    async def upload_document(
+        self,
+        collection_id: Id,
+        request: Request[Any, Any, Any],
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+    ) -> UploadResult:
+        found = await access.collection(principal, Op.UPLOAD_DOCUMENT, collection_id)
+        source_key, content = await _read_upload(request)
+        response = await backends.collections.UploadDocument(
+            cpb.UploadDocumentRequest(
+                collection_id=found.collection_id,
+                document=cpb.DocumentContent(source_key=source_key, content=content),
+                requested_by=principal.subject,
+            )
+        )
+        result = document_result_from_pb(response.result)
+        if result.error is not None or result.state is None or result.document_id is None:
+            reason = result.error.reason if result.error else "unknown"
+            message = result.error.message if result.error else "the document was not stored"
+            raise Problem(_REASON_STATUS.get(reason, 422), message, reason=reason, source_key=source_key)
+        return UploadResult(
+            source_key=result.source_key,
+            document_id=result.document_id,
+            state=result.state,
+            job_id=response.job_id,
+        )
+
+    @post(
+        "/documents/batch",
+        summary="Upload many documents; answers each one's result and the aggregate counts",
+        description="Documents are judged one by one: a refused document is reported in its result "
+        "(with the reason) and the others are still stored.",
+        responses=problem_responses(403, 404, 413),
+    )
+    async def upload_documents(
+        self,
+        collection_id: Id,
+        data: JSONBody[BatchUpload],
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+    ) -> BatchResult:
+        found = await access.collection(principal, Op.UPLOAD_DOCUMENTS, collection_id)
+        response = await backends.collections.UploadDocuments(
+            cpb.UploadDocumentsRequest(
+                collection_id=found.collection_id,
+                documents=[
+                    cpb.DocumentContent(source_key=d.source_key, content=d.content.encode())
+                    for d in data.documents
+                ],
+                requested_by=principal.subject,
+            )
+        )
+        return BatchResult(
+            results=[document_result_from_pb(r) for r in response.results],
+            counts=counts_from_pb(response.counts),
+            job_id=response.job_id,
+        )
+
+    @get("/documents", summary="The collection's documents", responses=problem_responses(403, 404))
+    async def list_documents(
+        self,
+        collection_id: Id,
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+        page_size: PageSize = DEFAULT_PAGE_SIZE,
+        page_token: PageToken = "",
+    ) -> Page[DocumentSummary]:
+        found = await access.collection(principal, Op.LIST_DOCUMENTS, collection_id)
+        response = await backends.collections.ListDocuments(
+            cpb.ListDocumentsRequest(
+                collection_id=found.collection_id, page=cpb.Page(page_size=page_size, page_token=page_token)
+            )
+        )
+        return Page(
+            items=[summary_from_pb(d) for d in response.documents],
+            next_page_token=next_token(response.next_page_token),
+        )
+
+    @get(
+        "/documents/{document_id:str}",
+        summary="One document in full, with its parsed metadata",
+        description="frontmatter (a JSON object), title, heading_tree, code_blocks, tables, links "
+        "(with link_type and the target_document_id they resolved to), word_count and line_count.",
+        responses=problem_responses(403, 404),
+    )
+    async def get_document(
+        self,
+        collection_id: Id,
+        document_id: DocumentId,
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+    ) -> Document:
+        found = await access.collection(principal, Op.GET_DOCUMENT, collection_id)
+        response = await backends.collections.GetDocument(
+            cpb.GetDocumentRequest(
+                collection_id=found.collection_id, document_id=parse_id(document_id, "document")
+            )
+        )
+        return document_from_pb(response.document)
+
+    @delete(
+        "/documents/{document_id:str}",
+        summary="Delete a document and its chunks (owner or admin)",
+        responses=problem_responses(403, 404),
+    )
+    async def delete_document(
+        self,
+        collection_id: Id,
+        document_id: DocumentId,
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+    ) -> None:
+        found = await access.collection(principal, Op.DELETE_DOCUMENT, collection_id)
+        await backends.collections.DeleteDocument(
+            cpb.DeleteDocumentRequest(
+                collection_id=found.collection_id,
+                document_id=parse_id(document_id, "document"),
+                requested_by=principal.subject,
+            )
+        )
+
+    @get(
+        "/documents/{document_id:str}/chunks",
+        summary="The chunks of a document: exactly what was embedded, with heading paths",
+        responses=problem_responses(403, 404),
+    )
+    async def list_chunks(
+        self,
+        collection_id: Id,
+        document_id: DocumentId,
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+        page_size: PageSize = DEFAULT_PAGE_SIZE,
+        page_token: PageToken = "",
+    ) -> Page[Chunk]:
+        found = await access.collection(principal, Op.LIST_CHUNKS, collection_id)
+        response = await backends.collections.ListChunks(
+            cpb.ListChunksRequest(
+                collection_id=found.collection_id,
+                document_id=parse_id(document_id, "document"),
+                page=cpb.Page(page_size=page_size, page_token=page_token),
+            )
+        )
+        return Page(
+            items=[chunk_from_pb(c) for c in response.chunks],
+            next_page_token=next_token(response.next_page_token),
+        )
+
+    @get("/chunks/{chunk_id:str}", summary="One chunk in full", responses=problem_responses(403, 404))
+    async def get_chunk(
+        self,
+        collection_id: Id,
+        chunk_id: ChunkId,
+        principal: NamedDependency[Principal],
+        backends: NamedDependency[Backends],
+        access: NamedDependency[Access],
+    ) -> Chunk:
+        found = await access.collection(principal, Op.GET_CHUNK, collection_id)
+        response = await backends.collections.GetChunk(
+            cpb.GetChunkRequest(collection_id=found.collection_id, chunk_id=parse_id(chunk_id, "chunk"))
+        )
+        return chunk_from_pb(response.chunk)

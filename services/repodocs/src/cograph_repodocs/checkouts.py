@@ -1,0 +1,108 @@
+"""Where each repository's files are, and bringing a managed checkout to the default branch's tip.
+
+A repository registered by clone URL gets a checkout the service owns, under
+`checkout_dir/<repository id>`; one registered by checkout path is read where it is and
+never modified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import uuid
+from pathlib import Path
+
+import msgspec
+
+from cograph_repodocs.git import Git, GitError
+from cograph_repodocs.repository_store import RepositoryRow
+
+log = logging.getLogger(__name__)
+
+
+class Checkout(msgspec.Struct, frozen=True):
+    root: Path
+    commit_sha: str
+    """Empty when the directory is not a git repository (a plain checkout path)."""
+
+
+class Checkouts:
+    def __init__(self, git: Git, checkout_dir: Path) -> None:
+        self._git = git
+        self._dir = checkout_dir.resolve()
+
+    def root(self, repository: RepositoryRow) -> Path:
+        if repository.checkout_path is not None:
+            return Path(repository.checkout_path)
+        return self._dir / str(repository.id)
+
+    async def probe_remote(self, clone_url: str, branch: str) -> None:
+        """GitError unless git can read `clone_url` (and its `branch`, when one is named)."""
+        patterns = ["HEAD", f"refs/heads/{branch}"] if branch else ["HEAD"]
+        listed = await self._git.run("ls-remote", "--symref", "--", clone_url, *patterns)
+        if branch and f"\trefs/heads/{branch}\n" not in listed + "\n":
+            raise GitError(f"{clone_url} has no branch {branch!r}")
+
+    async def update(self, repository: RepositoryRow) -> Checkout:
+        """Fetch the default branch's tip into the managed checkout; a checkout path is left as it is."""
+        root = self.root(repository)
+        if repository.checkout_path is not None:
+            if not root.is_dir():
+                raise GitError(f"checkout path {root} is not a directory any more")
+            return Checkout(root, await self.head(root))
+        assert repository.clone_url is not None
+        if (root / ".git").is_dir():
+            await self._fetch(root, repository.default_branch)
+        else:
+            await self._clone(repository.clone_url, repository.default_branch, root)
+        return Checkout(root, await self.head(root))
+
+    async def restore(self, repository: RepositoryRow, commit_sha: str) -> None:
+        """Put a managed checkout back on `commit_sha` after a failed sync, so that files read from it
+        match the index again. Best effort: the index is what a failed sync must never damage."""
+        if repository.checkout_path is not None or not commit_sha:
+            return
+        try:
+            await self._git.run("-C", str(self.root(repository)), "reset", "--quiet", "--hard", commit_sha)
+        except GitError as error:
+            log.warning("could not restore the checkout of %s to %s: %s", repository.ref, commit_sha, error)
+
+    async def head(self, root: Path) -> str:
+        try:
+            # safe.directory: a checkout path may belong to another user; reading its HEAD is harmless.
+            out = await self._git.run("-c", f"safe.directory={root}", "-C", str(root), "rev-parse", "HEAD")
+        except GitError:
+            return ""
+        return out.strip()
+
+    async def _clone(self, clone_url: str, branch: str, root: Path) -> None:
+        # Cloned beside its final place and renamed: an interrupted clone never looks like a checkout.
+        await asyncio.to_thread(root.parent.mkdir, parents=True, exist_ok=True)
+        partial = root.parent / f".{root.name}.{uuid.uuid4().hex[:8]}.partial"
+        args = ["clone", "--quiet", "--no-tags", "--single-branch", "--depth", "1"]
+        if branch:
+            args += ["--branch", branch]
+        try:
+            await self._git.run(*args, "--", clone_url, str(partial))
+            await asyncio.to_thread(_replace, partial, root)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                await asyncio.to_thread(shutil.rmtree, partial)
+
+    async def _fetch(self, root: Path, branch: str) -> None:
+        where = ["-C", str(root)]
+        # HEAD of the remote is its default branch when none was registered.
+        await self._git.run(
+            *where, "fetch", "--quiet", "--no-tags", "--depth", "1", "origin", branch or "HEAD"
+        )
+        await self._git.run(*where, "reset", "--quiet", "--hard", "FETCH_HEAD")
+        # -x as well: nothing but the commit's own files may be indexed.
+        await self._git.run(*where, "clean", "--quiet", "-ffdx")
+
+
+def _replace(source: Path, target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    source.rename(target)

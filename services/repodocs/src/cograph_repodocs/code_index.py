@@ -1,0 +1,130 @@
+"""The code-symbol step of a sync, without I/O to the database: which source files changed since the
+last sync (by content hash), their symbols, and how the stored nodes map onto them.
+
+A symbol that is still in its file after an edit keeps its node id, matched by
+(qualified name, kind) in source order, so the doc chunks that mention it stay linked
+and its vector is reused when its signature did not change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections import defaultdict, deque
+from pathlib import Path
+
+import msgspec
+
+from cograph_repodocs.code_store import NewNode, StoredNode
+from cograph_repodocs.domain.discovery import is_excluded_dir
+from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
+from cograph_repodocs.sync_store import Skipped
+
+
+class ParsedFile(msgspec.Struct, frozen=True):
+    path: str
+    content_hash: str
+    symbols: list[Symbol]
+
+
+class CodeScan(msgspec.Struct, frozen=True, kw_only=True):
+    hashes: dict[str, str]
+    """Every source file of the checkout in the four languages, with its content hash."""
+    parsed: list[ParsedFile]
+    """The files whose hash differs from the stored one (new or changed), parsed."""
+    deleted: list[str]
+    """Stored files that are gone (or now skipped)."""
+    skipped: list[Skipped]
+
+
+class NodePlan(msgspec.Struct, frozen=True, kw_only=True):
+    inserts: list[NewNode]
+    updates: list[NewNode]
+    deletes: list[uuid.UUID]
+    to_embed: list[NewNode]
+    """Inserted nodes, and updated ones whose embedding text changed or came from another model."""
+
+
+def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeScan:
+    """Hash every source file under `root` and parse those that changed. Blocking: run it in a thread."""
+    hashes: dict[str, str] = {}
+    parsed: list[ParsedFile] = []
+    skipped: list[Skipped] = []
+    for relative, path in _source_files(root):
+        try:
+            if path.is_symlink():
+                # A link would index the same code twice, or code from outside the checkout.
+                skipped.append(Skipped(relative, "not parsed for symbols: a symlink"))
+                continue
+            with path.open("rb") as handle:
+                data = handle.read(max_file_bytes + 1)
+        except OSError as error:
+            skipped.append(
+                Skipped(relative, f"not parsed for symbols: unreadable: {error.strerror or error}")
+            )
+            continue
+        if len(data) > max_file_bytes:
+            skipped.append(
+                Skipped(relative, f"not parsed for symbols: larger than the {max_file_bytes}-byte limit")
+            )
+            continue
+        if b"\x00" in data:
+            skipped.append(Skipped(relative, "not parsed for symbols: binary file (contains a NUL byte)"))
+            continue
+        content_hash = hashlib.sha256(data).hexdigest()
+        hashes[relative] = content_hash
+        if stored.get(relative) != content_hash:
+            parsed.append(ParsedFile(relative, content_hash, extract_symbols(relative, data)))
+    deleted = sorted(set(stored) - set(hashes))
+    return CodeScan(hashes=hashes, parsed=parsed, deleted=deleted, skipped=skipped)
+
+
+def _source_files(root: Path) -> list[tuple[str, Path]]:
+    """(relative POSIX path, path) of the four languages' files, excluded directories pruned."""
+    found: list[tuple[str, Path]] = []
+    for current, dirnames, filenames in os.walk(root, followlinks=False):
+        # The same exclusions as document discovery: vendored and generated trees are not the repo's code.
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded_dir(d))
+        base = Path(current)
+        for name in sorted(filenames):
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if language_for_path(relative) is None:
+                continue
+            try:
+                relative.encode()
+            except UnicodeEncodeError:
+                continue  # a name no column can store; discovery reports such names for documents
+            found.append((relative, path))
+    return found
+
+
+def embedding_text(qualified_name: str, kind: str, signature: str) -> str:
+    """What a code node's vector is made from: enough to find it by meaning, cheap to recompute."""
+    return f"{qualified_name} {kind} {signature}"
+
+
+def plan_nodes(parsed: list[ParsedFile], existing: list[StoredNode], model: str) -> NodePlan:
+    """Map the stored nodes of the changed files onto their new symbols."""
+    pool: dict[tuple[str, str, str], deque[StoredNode]] = defaultdict(deque)
+    for stored in existing:  # in (path, start_line) order
+        pool[(stored.path, stored.qualified_name, stored.kind.value)].append(stored)
+    inserts: list[NewNode] = []
+    updates: list[NewNode] = []
+    to_embed: list[NewNode] = []
+    for file in parsed:
+        for symbol in file.symbols:
+            candidates = pool.get((symbol.path, symbol.qualified_name, symbol.kind.value))
+            if candidates:
+                old = candidates.popleft()
+                node = NewNode(old.id, symbol)
+                updates.append(node)
+                if old.signature != symbol.signature or old.embedding_model != model:
+                    to_embed.append(node)
+            else:
+                node = NewNode(uuid.uuid4(), symbol)
+                inserts.append(node)
+                to_embed.append(node)
+    deletes = [stored.id for left in pool.values() for stored in left]
+    return NodePlan(inserts=inserts, updates=updates, deletes=deletes, to_embed=to_embed)

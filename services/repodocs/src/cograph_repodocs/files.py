@@ -1,0 +1,94 @@
+"""Lines of a source file in a repository's checkout: the four graph languages only, never outside it."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+import msgspec
+
+from cograph_grpc import InvalidArgument, NotFound
+from cograph_repodocs.domain.symbols import Language, language_for_path
+
+READABLE = ".py, .go, .ts, .tsx, .js, .jsx, .mjs, .cjs"
+
+
+class FileRange(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    language: Language
+    start_line: int
+    end_line: int
+    total_lines: int
+    content: str
+
+
+def check_source_path(path: str) -> tuple[str, Language]:
+    """A relative path inside the checkout, to a file of one of the four languages."""
+    if not path or "\x00" in path:
+        raise InvalidArgument("give the path of a file inside the repository")
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or path.startswith("\\"):
+        raise InvalidArgument(f"{path!r} is absolute: give a path relative to the repository root")
+    if ".." in pure.parts:
+        raise InvalidArgument(f"{path!r} leaves the repository: '..' is not allowed")
+    if ".git" in pure.parts:
+        raise InvalidArgument(f"{path!r} is inside .git, which holds no source files")
+    language = language_for_path(path)
+    if language is None:
+        raise InvalidArgument(
+            f"{path!r} cannot be read: only Python, Go, TypeScript and JavaScript files can ({READABLE})"
+        )
+    return pure.as_posix(), language
+
+
+def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_bytes: int) -> FileRange:
+    """Lines start..end (1-based, inclusive; 0 = first / last). Blocking: run it in a thread."""
+    relative, language = check_source_path(path)
+    if start_line < 0 or end_line < 0:
+        raise InvalidArgument("line numbers are 1-based; 0 means the first or the last line")
+    if start_line and end_line and start_line > end_line:
+        raise InvalidArgument(f"start_line ({start_line}) is after end_line ({end_line})")
+    root = root.resolve()
+    target = root / relative
+    if not target.exists() and not target.is_symlink():
+        raise NotFound(f"{relative} does not exist in the checkout")
+    resolved = target.resolve()
+    # A symlink may point anywhere on the host; only what lies inside the checkout is readable.
+    if not resolved.is_relative_to(root):
+        raise InvalidArgument(f"{relative} is a symlink to a file outside the checkout")
+    if not resolved.is_file():
+        raise NotFound(f"{relative} is not a file in the checkout")
+    with resolved.open("rb") as handle:
+        data = handle.read(max_file_bytes + 1)
+    if len(data) > max_file_bytes:
+        raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
+    lines = split_lines(data.decode(errors="replace"))
+    total = len(lines)
+    if total == 0:
+        return FileRange(
+            path=relative, language=language, start_line=0, end_line=0, total_lines=0, content=""
+        )
+    first = start_line or 1
+    last = min(end_line or total, total)
+    if first > total:
+        raise InvalidArgument(f"start_line {first} is past the end of {relative}, which has {total} lines")
+    return FileRange(
+        path=relative,
+        language=language,
+        start_line=first,
+        end_line=last,
+        total_lines=total,
+        content="".join(lines[first - 1 : last]),
+    )
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their newline, split on `\\n` only, as editors and tree-sitter number them;
+    a final newline does not start another line."""
+    if not text:
+        return []
+    lines = [line + "\n" for line in text.split("\n")]
+    # The last piece has no newline of its own: it is empty when the text ended with one.
+    last = lines.pop()[:-1]
+    if last:
+        lines.append(last)
+    return lines

@@ -1,0 +1,74 @@
+"""Running git: argument vectors only (never a shell string), a timeout on every command, no prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+
+# Enough of git's stderr to say what went wrong without flooding a sync record.
+MAX_MESSAGE_CHARS = 2000
+
+
+class GitError(RuntimeError):
+    """A git command failed or timed out; the message is git's own explanation."""
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    # A remote asking for credentials must fail at once, not wait on a terminal nobody watches.
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ASKPASS"] = "true"
+    env["SSH_ASKPASS"] = "true"
+    env["GIT_SSH_COMMAND"] = env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    # Clone URLs come from users: git's own transports only (file:// and local paths included),
+    # never a remote helper such as ext::, which runs a command.
+    env["GIT_ALLOW_PROTOCOL"] = "file:git:http:https:ssh"
+    # Messages in English, so that errors read the same everywhere.
+    env["LC_ALL"] = "C"
+    return env
+
+
+class Git:
+    def __init__(self, timeout_seconds: float) -> None:
+        self.timeout_seconds = timeout_seconds
+        self._env = _environment()
+
+    async def run(self, *args: str, cwd: Path | None = None) -> str:
+        """stdout of `git <args>`; GitError with git's stderr when it fails or runs too long."""
+        process = await asyncio.create_subprocess_exec(
+            "git",
+            *args,
+            cwd=cwd,
+            env=self._env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(), self.timeout_seconds)
+        except TimeoutError:
+            await _kill(process)
+            raise GitError(f"git {_command(args)} took longer than {self.timeout_seconds:g} s") from None
+        except asyncio.CancelledError:
+            await _kill(process)
+            raise
+        if process.returncode != 0:
+            message = stderr.decode(errors="replace").strip() or f"exit status {process.returncode}"
+            raise GitError(f"git {_command(args)} failed: {message[-MAX_MESSAGE_CHARS:]}")
+        return stdout.decode(errors="replace")
+
+
+def _command(args: tuple[str, ...]) -> str:
+    """The subcommand, for messages: `-c k=v` options and `-C dir` come first and say little."""
+    rest = list(args)
+    while rest and rest[0] in ("-c", "-C"):
+        rest = rest[2:]
+    return rest[0] if rest else ""
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    await process.wait()

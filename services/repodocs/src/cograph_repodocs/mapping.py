@@ -1,0 +1,252 @@
+"""Rows and domain values to protobuf messages and back: the only place that knows both."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_grpc import InvalidArgument
+from cograph_repodocs.code_store import CodeNodeRow
+from cograph_repodocs.document_store import ChunkRow, DocumentRow, RelatedChunkRow
+from cograph_repodocs.domain.discovery import DocumentKind
+from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
+from cograph_repodocs.domain.mentions import MentionForm
+from cograph_repodocs.domain.symbols import Language, SymbolKind
+from cograph_repodocs.files import FileRange
+from cograph_repodocs.reader import DocsPage
+from cograph_repodocs.registry import Registration
+from cograph_repodocs.repository_store import AccessRow, RepositoryRow
+from cograph_repodocs.rules import Visibility
+from cograph_repodocs.sync_store import SyncRow, SyncStatus, SyncTrigger
+
+VISIBILITY_TO_PB = {Visibility.PUBLIC: pb.VISIBILITY_PUBLIC, Visibility.PRIVATE: pb.VISIBILITY_PRIVATE}
+VISIBILITY_FROM_PB = {value: key for key, value in VISIBILITY_TO_PB.items()}
+KIND_TO_PB = {
+    DocumentKind.REPO_DOC: pb.DOCUMENT_KIND_REPO_DOC,
+    DocumentKind.WORKFLOW: pb.DOCUMENT_KIND_WORKFLOW,
+    DocumentKind.EXAMPLE: pb.DOCUMENT_KIND_EXAMPLE,
+    DocumentKind.TEST: pb.DOCUMENT_KIND_TEST,
+    DocumentKind.CONFIG: pb.DOCUMENT_KIND_CONFIG,
+}
+KIND_FROM_PB = {value: key for key, value in KIND_TO_PB.items()}
+STATUS_TO_PB = {
+    SyncStatus.QUEUED: pb.SYNC_STATUS_QUEUED,
+    SyncStatus.RUNNING: pb.SYNC_STATUS_RUNNING,
+    SyncStatus.SUCCESS: pb.SYNC_STATUS_SUCCESS,
+    SyncStatus.ERROR: pb.SYNC_STATUS_ERROR,
+}
+TRIGGER_TO_PB = {
+    SyncTrigger.MANUAL: pb.SYNC_TRIGGER_MANUAL,
+    SyncTrigger.SCHEDULE: pb.SYNC_TRIGGER_SCHEDULE,
+    SyncTrigger.REGISTRATION: pb.SYNC_TRIGGER_REGISTRATION,
+}
+FORM_TO_PB = {
+    MentionForm.BACKTICK: pb.MENTION_FORM_BACKTICK,
+    MentionForm.DOTTED: pb.MENTION_FORM_DOTTED,
+    MentionForm.CALL: pb.MENTION_FORM_CALL,
+}
+LANGUAGE_TO_PB = {
+    Language.PYTHON: pb.LANGUAGE_PYTHON,
+    Language.GO: pb.LANGUAGE_GO,
+    Language.TYPESCRIPT: pb.LANGUAGE_TYPESCRIPT,
+    Language.JAVASCRIPT: pb.LANGUAGE_JAVASCRIPT,
+}
+NODE_KIND_TO_PB = {
+    SymbolKind.FUNCTION: pb.CODE_NODE_KIND_FUNCTION,
+    SymbolKind.CLASS: pb.CODE_NODE_KIND_CLASS,
+    SymbolKind.METHOD: pb.CODE_NODE_KIND_METHOD,
+    SymbolKind.TYPE: pb.CODE_NODE_KIND_TYPE,
+    SymbolKind.INTERFACE: pb.CODE_NODE_KIND_INTERFACE,
+    SymbolKind.CONSTANT: pb.CODE_NODE_KIND_CONSTANT,
+}
+
+
+def timestamp(value: dt.datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def registration_from_pb(request: pb.RegisterRepositoryRequest) -> Registration:
+    source = request.WhichOneof("source")
+    return Registration(
+        host=request.ref.host,
+        owner=request.ref.owner,
+        name=request.ref.name,
+        clone_url=request.clone_url if source == "clone_url" else None,
+        checkout_path=request.checkout_path if source == "checkout_path" else None,
+        visibility=VISIBILITY_FROM_PB.get(request.visibility),
+        owner_subject=request.owner_subject,
+        default_branch=request.default_branch,
+        web_url=request.web_url,
+    )
+
+
+def kinds_from_pb(values: list[pb.DocumentKind]) -> list[DocumentKind]:
+    kinds = []
+    for value in values:
+        if value not in KIND_FROM_PB:
+            raise InvalidArgument(f"document kind {value} is not one of the five kinds")
+        kinds.append(KIND_FROM_PB[value])
+    return kinds
+
+
+def ref_to_pb(host: str, owner: str, name: str) -> pb.RepositoryRef:
+    return pb.RepositoryRef(host=host, owner=owner, name=name)
+
+
+def repository_to_pb(row: RepositoryRow, last_sync: SyncRow | None) -> pb.Repository:
+    message = pb.Repository(
+        id=str(row.id),
+        ref=ref_to_pb(row.host, row.owner, row.name),
+        visibility=VISIBILITY_TO_PB[row.visibility],
+        owner_subject=row.owner_subject,
+        group_grants=row.group_grants,
+        default_branch=row.default_branch,
+        web_url=row.web_url,
+        created_at=timestamp(row.created_at),
+    )
+    if row.clone_url is not None:
+        message.clone_url = row.clone_url
+    elif row.checkout_path is not None:
+        message.checkout_path = row.checkout_path
+    if last_sync is not None:
+        message.last_sync.CopyFrom(sync_to_pb(last_sync))
+    return message
+
+
+def access_to_pb(row: AccessRow) -> pb.RepositoryAccess:
+    return pb.RepositoryAccess(
+        repository_id=str(row.id),
+        ref=ref_to_pb(row.host, row.owner, row.name),
+        visibility=VISIBILITY_TO_PB[row.visibility],
+        owner_subject=row.owner_subject,
+        group_grants=row.group_grants,
+    )
+
+
+def sync_to_pb(row: SyncRow) -> pb.Sync:
+    message = pb.Sync(
+        id=str(row.id),
+        repository_id=str(row.repository_id),
+        status=STATUS_TO_PB[row.status],
+        trigger=TRIGGER_TO_PB[row.trigger],
+        commit_sha=row.commit_sha or "",
+        counters=pb.SyncCounters(
+            discovered_files=row.discovered_files,
+            indexed_documents=row.indexed_documents,
+            indexed_chunks=row.indexed_chunks,
+            unchanged_documents=row.unchanged_documents,
+            deleted_documents=row.deleted_documents,
+            replaced_files=row.replaced_files,
+        ),
+        code_nodes=row.code_nodes,
+        mentions=row.mentions,
+        skipped=[pb.SkippedFile(path=s.path, reason=s.reason) for s in row.skipped],
+        error=row.error or "",
+        started_at=timestamp(row.started_at),
+    )
+    if row.finished_at is not None:
+        message.finished_at.CopyFrom(timestamp(row.finished_at))
+    return message
+
+
+def summary_to_pb(row: DocumentRow) -> pb.DocumentSummary:
+    return pb.DocumentSummary(
+        id=str(row.id),
+        repository_id=str(row.repository_id),
+        path=row.path,
+        kind=KIND_TO_PB[row.kind],
+        title=row.title,
+        slug=row.slug,
+        content_hash=row.content_hash,
+        chunk_count=row.chunk_count,
+        indexed_at=timestamp(row.indexed_at),
+    )
+
+
+def document_to_pb(row: DocumentRow) -> pb.Document:
+    return pb.Document(summary=summary_to_pb(row), content=row.content)
+
+
+def tree_to_pb(nodes: list[TreeNode]) -> list[pb.DocsTreeNode]:
+    return [
+        pb.DocsTreeNode(title=n.title, slug=n.slug or "", path=n.path, children=tree_to_pb(n.children))
+        for n in nodes
+    ]
+
+
+def _link(link: NavLink | None) -> pb.PageLink | None:
+    return pb.PageLink(slug=link.slug, title=link.title) if link is not None else None
+
+
+def page_to_pb(page: DocsPage) -> pb.GetDocsPageResponse:
+    nav = page.nav
+    return pb.GetDocsPageResponse(
+        document=document_to_pb(page.document),
+        toc=[pb.TocEntry(level=t.level, text=t.text, anchor=t.anchor) for t in nav.toc],
+        siblings=[pb.PageLink(slug=s.slug, title=s.title) for s in nav.siblings],
+        previous=_link(nav.previous),
+        next=_link(nav.next),
+        related_code=[node_to_pb(n) for n in page.related_code],
+    )
+
+
+def chunk_to_pb(row: ChunkRow) -> pb.Chunk:
+    return pb.Chunk(
+        id=str(row.id),
+        document_id=str(row.document_id),
+        repository_id=str(row.repository_id),
+        chunk_index=row.chunk_index,
+        heading_path=row.heading_path,
+        content=row.content,
+        path=row.path,
+        slug=row.slug,
+        kind=KIND_TO_PB[row.kind],
+        heading_anchor=row.heading_anchor,
+        embedding_model=row.embedding_model or "",
+    )
+
+
+def node_to_pb(row: CodeNodeRow) -> pb.CodeNode:
+    return pb.CodeNode(
+        id=str(row.id),
+        repository_id=str(row.repository_id),
+        name=row.name,
+        qualified_name=row.qualified_name,
+        kind=NODE_KIND_TO_PB[row.kind],
+        language=LANGUAGE_TO_PB[row.language],
+        path=row.path,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        signature=row.signature,
+    )
+
+
+def related_to_pb(node_ids: list[uuid.UUID], rows: list[RelatedChunkRow]) -> list[pb.RelatedDocChunks]:
+    """One entry per requested node, in request order; a node nothing mentions has no chunks."""
+    by_node: dict[uuid.UUID, list[pb.RelatedDocChunk]] = {node_id: [] for node_id in node_ids}
+    for row in rows:
+        by_node[row.code_node_id].append(
+            pb.RelatedDocChunk(
+                chunk=chunk_to_pb(row), document_title=row.document_title, form=FORM_TO_PB[row.form]
+            )
+        )
+    return [
+        pb.RelatedDocChunks(code_node_id=str(node_id), chunks=chunks) for node_id, chunks in by_node.items()
+    ]
+
+
+def file_range_to_pb(found: FileRange, commit_sha: str) -> pb.ReadFileRangeResponse:
+    return pb.ReadFileRangeResponse(
+        path=found.path,
+        language=LANGUAGE_TO_PB[found.language],
+        start_line=found.start_line,
+        end_line=found.end_line,
+        total_lines=found.total_lines,
+        content=found.content,
+        commit_sha=commit_sha,
+    )

@@ -1,0 +1,86 @@
+"""The docs reader's data: the page tree, and one page with its navigation and the code it discusses.
+
+Pages are the repository's prose (Repo Doc documents). Every document has a slug and
+can be opened as a page, but configs, workflows, examples and tests are not in the
+tree, so they have no siblings or previous/next.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from cograph_db import Connection
+from cograph_grpc import NotFound
+from cograph_repodocs.code_store import CodeNodeRow, CodeStore
+from cograph_repodocs.document_store import DocumentRow, DocumentStore, PageRow
+from cograph_repodocs.domain.discovery import DocumentKind
+from cograph_repodocs.domain.docs_tree import (
+    DocsTree,
+    Page,
+    PageNav,
+    TreeNode,
+    build_docs_tree,
+    table_of_contents,
+)
+from cograph_repodocs.domain.headings import find_headings
+from cograph_repodocs.domain.model import Heading
+
+
+class DocsPage(msgspec.Struct, frozen=True, kw_only=True):
+    document: DocumentRow
+    nav: PageNav
+    related_code: list[CodeNodeRow]
+
+
+def tree_of(pages: list[PageRow], headings_of: dict[uuid.UUID, DocumentRow] | None = None) -> DocsTree:
+    """The tree of these pages; headings (for the tables of contents) only for the documents given."""
+    headings_of = headings_of or {}
+    return build_docs_tree(
+        [
+            Page(
+                slug=p.slug,
+                path=p.path,
+                title=p.title,
+                headings=_headings(headings_of[p.id]) if p.id in headings_of else [],
+            )
+            for p in pages
+        ]
+    )
+
+
+def roots_of(tree: DocsTree) -> list[TreeNode]:
+    """The tree's top level; the root README, the root's own page, comes first as a leaf."""
+    root = tree.root
+    if root.slug is None:
+        return root.children
+    own = TreeNode(name="", path="", title=root.title, is_directory=False, slug=root.slug)
+    return [own, *root.children]
+
+
+async def docs_tree(connection: Connection, repository_id: uuid.UUID) -> list[TreeNode]:
+    pages = await DocumentStore(connection).pages(repository_id)
+    return roots_of(tree_of(pages))
+
+
+async def docs_page(connection: Connection, repository_id: uuid.UUID, slug: str) -> DocsPage:
+    documents = DocumentStore(connection)
+    document = await documents.by_slug(repository_id, slug)
+    if document is None:
+        raise NotFound(f"no docs page {slug!r} in repository {repository_id}")
+    related = await CodeStore(connection).mentioned_by_document(document.id)
+    if document.kind is DocumentKind.REPO_DOC:
+        # Only this page's headings are parsed: the others' tables of contents are not shown.
+        tree = tree_of(await documents.pages(repository_id), {document.id: document})
+        nav = tree.pages[document.slug]
+    else:
+        page = Page(
+            slug=document.slug, path=document.path, title=document.title, headings=_headings(document)
+        )
+        nav = PageNav(slug=document.slug, siblings=[], previous=None, next=None, toc=table_of_contents(page))
+    return DocsPage(document=document, nav=nav, related_code=related)
+
+
+def _headings(document: DocumentRow) -> list[Heading]:
+    return [found.heading for found in find_headings(document.path, document.content)]

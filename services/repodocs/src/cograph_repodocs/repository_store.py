@@ -1,0 +1,104 @@
+"""RepositoryStore: repositories and their group grants. Takes a connection: the caller owns transactions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import asyncpg
+import msgspec
+
+from cograph_db import Connection, Queries
+from cograph_grpc import AlreadyExists
+from cograph_repodocs.rules import Ref, Visibility
+
+SQL = Queries.load("cograph_repodocs.sql", "repositories.sql")
+
+
+class NewRepository(msgspec.Struct, frozen=True, kw_only=True):
+    ref: Ref
+    clone_url: str | None
+    checkout_path: str | None
+    visibility: Visibility
+    owner_subject: str
+    default_branch: str
+    web_url: str
+
+
+class RepositoryRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: uuid.UUID
+    host: str
+    owner: str
+    name: str
+    clone_url: str | None
+    checkout_path: str | None
+    visibility: Visibility
+    owner_subject: str
+    default_branch: str
+    web_url: str
+    created_at: dt.datetime
+    group_grants: list[str]
+
+    @property
+    def ref(self) -> Ref:
+        return Ref(self.host, self.owner, self.name)
+
+
+class AccessRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: uuid.UUID
+    host: str
+    owner: str
+    name: str
+    visibility: Visibility
+    owner_subject: str
+    group_grants: list[str]
+
+
+class RepositoryStore:
+    def __init__(self, connection: Connection) -> None:
+        self._db = connection
+
+    async def create(self, new: NewRepository) -> uuid.UUID:
+        try:
+            repository_id: uuid.UUID = await self._db.fetchval(
+                SQL.insert_repository,
+                new.ref.host,
+                new.ref.owner,
+                new.ref.name,
+                new.clone_url,
+                new.checkout_path,
+                new.visibility.value,
+                new.owner_subject,
+                new.default_branch,
+                new.web_url,
+            )
+        except asyncpg.UniqueViolationError:
+            raise AlreadyExists(f"repository {new.ref} is already registered") from None
+        return repository_id
+
+    async def get(self, repository_id: uuid.UUID) -> RepositoryRow | None:
+        rows = await self.find([repository_id], limit=1, offset=0)
+        return rows[0] if rows else None
+
+    async def id_of(self, ref: Ref) -> uuid.UUID | None:
+        found: uuid.UUID | None = await self._db.fetchval(
+            SQL.select_repository_id_by_ref, ref.host, ref.owner, ref.name
+        )
+        return found
+
+    async def find(self, repository_ids: list[uuid.UUID], *, limit: int, offset: int) -> list[RepositoryRow]:
+        rows = await self._db.fetch(SQL.select_repositories, repository_ids, limit, offset)
+        return [msgspec.convert(dict(row), RepositoryRow) for row in rows]
+
+    async def access(self) -> list[AccessRow]:
+        return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
+
+    async def add_grant(self, repository_id: uuid.UUID, group: str) -> None:
+        await self._db.execute(SQL.insert_grant, repository_id, group)
+
+    async def remove_grant(self, repository_id: uuid.UUID, group: str) -> None:
+        await self._db.execute(SQL.delete_grant, repository_id, group)
+
+    async def due(self, interval_seconds: float) -> list[uuid.UUID]:
+        """Repositories the scheduler should sync now, the longest-waiting first."""
+        return [row["id"] for row in await self._db.fetch(SQL.select_due, interval_seconds)]

@@ -1,0 +1,96 @@
+"""Retrieval over repository documents and code, with the shared hybrid retriever.
+
+Doc chunks: dense + BM25 (english). Code nodes: dense + BM25 over identifier lexemes (whole,
+dotted parts, snake_case and camelCase parts) + an exact symbol stream on name and
+qualified_name. Every query is restricted to the repository ids passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from cograph_db import Queries
+from cograph_repodocs.code_store import CodeNodeRow
+from cograph_repodocs.document_store import ChunkRow
+from cograph_repodocs.domain.discovery import DocumentKind
+from cograph_retrieval import ChunkTable, HybridRetriever, Query
+
+SQL = Queries.load("cograph_repodocs.sql", "retrieval.sql")
+
+DOC_CHUNKS = ChunkTable(
+    table="repo_document_chunks",
+    scope_column="repository_id",
+    term_stats="repo_term_stats",
+    scope_stats="repo_scope_stats",
+)
+CODE_NODES = ChunkTable(
+    table="code_nodes",
+    scope_column="repository_id",
+    term_stats="code_term_stats",
+    scope_stats="code_scope_stats",
+    text_config="simple",
+    lexemes_function="identifier_lexemes",
+)
+# Identifier-shaped words of a query: ParseConfig, parse_config, pkg.module.Class, `validate()`.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class DocHit(msgspec.Struct, frozen=True):
+    chunk: ChunkRow
+    score: float
+    ranks: dict[str, int]
+
+
+class CodeHit(msgspec.Struct, frozen=True):
+    node: CodeNodeRow
+    score: float
+    ranks: dict[str, int]
+
+
+def symbol_candidates(text: str) -> list[str]:
+    return list(
+        dict.fromkeys(match.group(0) for match in _IDENTIFIER.finditer(text) if len(match.group(0)) > 1)
+    )
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class RepoSearch:
+    def __init__(self, pool: asyncpg.Pool[Any]) -> None:
+        self._pool = pool
+        self._docs = HybridRetriever(DOC_CHUNKS)
+        self._code = HybridRetriever(CODE_NODES)
+
+    async def docs(self, query: Query, kinds: list[DocumentKind]) -> list[DocHit]:
+        if kinds:
+            query = msgspec.structs.replace(
+                query,
+                condition="k.document_id IN (SELECT id FROM repo_documents WHERE kind = ANY($1::text[]))",
+                condition_args=([kind.value for kind in kinds],),
+            )
+        async with self._pool.acquire() as connection:
+            hits = await self._docs.search(connection, query)
+            rows = await connection.fetch(SQL.select_chunk_hits, [hit.id for hit in hits])
+        by_id = {row["id"]: msgspec.convert(dict(row), ChunkRow) for row in rows}
+        return [DocHit(by_id[hit.id], hit.score, hit.ranks) for hit in hits if hit.id in by_id]
+
+    async def code(self, query: Query, symbol_weight: float) -> list[CodeHit]:
+        async with self._pool.acquire() as connection:
+            extra = {}
+            if symbol_weight > 0 and query.scope:
+                words = symbol_candidates(query.text)
+                dotted = [_like_escaped(word) for word in words]
+                rows = await connection.fetch(
+                    SQL.symbol_stream, list(query.scope), words, dotted, query.candidates
+                )
+                extra["symbol"] = (symbol_weight, [row["id"] for row in rows])
+            hits = await self._code.search(connection, query, extra)
+            rows = await connection.fetch(SQL.select_node_hits, [hit.id for hit in hits])
+        by_id = {row["id"]: msgspec.convert(dict(row), CodeNodeRow) for row in rows}
+        return [CodeHit(by_id[hit.id], hit.score, hit.ranks) for hit in hits if hit.id in by_id]

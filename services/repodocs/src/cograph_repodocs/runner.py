@@ -1,0 +1,162 @@
+"""Starting, joining and recording syncs: never two of one repository at once.
+
+Within a process a lock and the table of running tasks decide; across processes
+(replicas) the partial unique index repo_syncs_one_running does. A request for a
+repository that is already syncing joins that sync instead of starting another.
+A running sync beats a heartbeat; one whose process died is marked error by the
+next request, so it never blocks its repository for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from typing import Any
+
+import asyncpg
+
+from cograph_embeddings import EmbeddingError
+from cograph_grpc import FailedPrecondition, NotFound
+from cograph_repodocs.git import GitError
+from cograph_repodocs.repository_store import RepositoryStore
+from cograph_repodocs.sync import SyncPipeline
+from cograph_repodocs.sync_store import SyncRow, SyncStore, SyncTrigger
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = 5.0
+# A sync silent this long belongs to a process that died.
+STALE_AFTER_SECONDS = 60.0
+# How often a request waiting on another process's sync looks at it again.
+POLL_SECONDS = 0.5
+INTERRUPTED = "interrupted: the service stopped during the sync"
+ABANDONED = "abandoned: the process running it stopped sending heartbeats"
+
+
+class SyncRunner:
+    def __init__(self, pool: asyncpg.Pool[Any], pipeline: SyncPipeline) -> None:
+        self._pool = pool
+        self._pipeline = pipeline
+        self._running: dict[uuid.UUID, tuple[uuid.UUID, asyncio.Task[None]]] = {}
+        self._starting = asyncio.Lock()
+        self._stopping = False
+
+    async def sync(
+        self, repository_id: uuid.UUID, trigger: SyncTrigger, *, force_relink: bool, wait: bool
+    ) -> SyncRow:
+        """Start a sync (or join the one in progress); with `wait`, answer it once it has ended."""
+        sync_id = await self._start(repository_id, trigger, force_relink)
+        if wait:
+            await self._wait(repository_id, sync_id)
+        async with self._pool.acquire() as connection:
+            row = await SyncStore(connection).get(sync_id)
+        assert row is not None
+        return row
+
+    def running(self, repository_id: uuid.UUID) -> bool:
+        return repository_id in self._running
+
+    async def _start(self, repository_id: uuid.UUID, trigger: SyncTrigger, force_relink: bool) -> uuid.UUID:
+        if self._stopping:
+            raise FailedPrecondition("the service is stopping; sync again once it is back")
+        async with self._starting, self._pool.acquire() as connection:
+            if await RepositoryStore(connection).get(repository_id) is None:
+                raise NotFound(f"repository {repository_id} does not exist")
+            syncs = SyncStore(connection)
+            sync_id = await syncs.create(repository_id, trigger, force_relink)
+            if sync_id is None:
+                # Another sync is queued or running; if its process died, clear it and try once more.
+                mine = [sid for sid, _ in self._running.values()]
+                if await syncs.abandon_stale(repository_id, STALE_AFTER_SECONDS, ABANDONED, mine):
+                    sync_id = await syncs.create(repository_id, trigger, force_relink)
+            if sync_id is None:
+                active = await syncs.active(repository_id)
+                if active is None:  # it ended between the two statements
+                    sync_id = await syncs.create(repository_id, trigger, force_relink)
+                else:
+                    if force_relink and not active.force_relink:
+                        raise FailedPrecondition(
+                            f"a sync of this repository is already {active.status} (sync {active.id}) and"
+                            " does not re-link unchanged documents; ask for force_relink once it has ended"
+                        )
+                    return active.id
+            if sync_id is None:
+                raise FailedPrecondition("another sync of this repository started at the same moment; retry")
+            task = asyncio.create_task(
+                self._run(repository_id, sync_id, force_relink), name=f"sync-{sync_id}"
+            )
+            self._running[repository_id] = (sync_id, task)
+            return sync_id
+
+    async def _wait(self, repository_id: uuid.UUID, sync_id: uuid.UUID) -> None:
+        entry = self._running.get(repository_id)
+        if entry is not None and entry[0] == sync_id:
+            # shield: a caller who gives up waiting must not cancel the sync itself.
+            await asyncio.shield(entry[1])
+            return
+        # Run by another process (or already over): watch its row.
+        while True:
+            async with self._pool.acquire() as connection:
+                row = await SyncStore(connection).get(sync_id)
+            if row is None or row.finished:
+                return
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def _run(self, repository_id: uuid.UUID, sync_id: uuid.UUID, force_relink: bool) -> None:
+        heartbeat = asyncio.create_task(self._beat(sync_id), name=f"heartbeat-{sync_id}")
+        try:
+            async with self._pool.acquire() as connection:
+                await SyncStore(connection).mark_running(sync_id)
+                repository = await RepositoryStore(connection).get(repository_id)
+            if repository is None:
+                raise NotFound("the repository was removed")
+            await self._pipeline.run(repository, sync_id, force_relink=force_relink)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail(sync_id, INTERRUPTED))
+            raise
+        except Exception as error:
+            log.warning("sync %s of repository %s failed", sync_id, repository_id, exc_info=True)
+            await self._fail(sync_id, describe(error))
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            entry = self._running.get(repository_id)
+            if entry is not None and entry[0] == sync_id:
+                del self._running[repository_id]
+
+    async def _fail(self, sync_id: uuid.UUID, message: str) -> None:
+        try:
+            async with self._pool.acquire() as connection:
+                await SyncStore(connection).fail(sync_id, message)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            # The heartbeat stops with us: the next sync will mark this one abandoned.
+            log.exception("could not record the failure of sync %s", sync_id)
+
+    async def _beat(self, sync_id: uuid.UUID) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                async with self._pool.acquire() as connection:
+                    await SyncStore(connection).heartbeat(sync_id)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                log.warning("heartbeat of sync %s failed", sync_id, exc_info=True)
+
+    async def stop(self) -> None:
+        """Cancel the syncs in progress; each records that it was interrupted."""
+        self._stopping = True
+        tasks = [task for _, task in self._running.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def describe(error: Exception) -> str:
+    """The message a sync record keeps: the cause in words, never a stack trace."""
+    if isinstance(error, GitError | EmbeddingError):
+        return str(error)
+    if isinstance(error, asyncpg.PostgresError):
+        return f"database error: {error}"
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,73 @@
+"""Scheduled syncs: every repository once per interval, inside the service process.
+
+Due-ness comes from repo_syncs (the newest sync's start), so a restart does not
+re-sync everything at once and replicas agree on what is due; one scheduled sync
+runs at a time per process, which bounds the load a schedule adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import asyncpg
+
+from cograph_grpc import ServiceError
+from cograph_repodocs.repository_store import RepositoryStore
+from cograph_repodocs.runner import SyncRunner
+from cograph_repodocs.sync_store import SyncTrigger
+
+log = logging.getLogger(__name__)
+
+# The longest the scheduler sleeps between looks, so that a new repository is not forgotten for an hour.
+MAX_POLL_SECONDS = 60.0
+
+
+class Scheduler:
+    def __init__(self, pool: asyncpg.Pool[Any], runner: SyncRunner, interval_seconds: float) -> None:
+        self._pool = pool
+        self._runner = runner
+        self._interval = interval_seconds
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin scheduling; an interval of 0 disables the schedule."""
+        if self._interval > 0 and self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="repodocs-scheduler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.run_due()
+            except Exception:
+                # Nothing may end the schedule (a database hiccup, a bug): the next look retries.
+                log.exception(
+                    "scheduled syncs failed; trying again in %.0f s", min(self._interval, MAX_POLL_SECONDS)
+                )
+            await asyncio.sleep(min(self._interval, MAX_POLL_SECONDS))
+
+    async def run_due(self) -> int:
+        """Sync every repository that is due, one after the other; answers how many were synced."""
+        async with self._pool.acquire() as connection:
+            due = await RepositoryStore(connection).due(self._interval)
+        done = 0
+        for repository_id in due:
+            try:
+                row = await self._runner.sync(
+                    repository_id, SyncTrigger.SCHEDULE, force_relink=False, wait=True
+                )
+            except ServiceError as error:  # removed meanwhile, or the service is stopping
+                log.info("scheduled sync of %s not run: %s", repository_id, error.message)
+                continue
+            done += 1
+            log.info("scheduled sync of %s ended: %s", repository_id, row.status)
+        return done

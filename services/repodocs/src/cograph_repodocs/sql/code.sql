@@ -1,0 +1,56 @@
+-- name: select_code_files
+SELECT path, content_hash FROM code_files WHERE repository_id = $1;
+
+-- name: delete_code_files
+-- Their nodes, and the mentions of those nodes, go with them (ON DELETE CASCADE).
+DELETE FROM code_files WHERE repository_id = $1 AND path = ANY($2::text[]);
+
+-- name: upsert_code_files
+INSERT INTO code_files (repository_id, path, content_hash)
+SELECT $1, u.path, u.content_hash FROM unnest($2::text[], $3::text[]) AS u (path, content_hash)
+ON CONFLICT (repository_id, path) DO UPDATE SET content_hash = excluded.content_hash;
+
+-- name: select_nodes_of_files
+SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model
+FROM code_nodes
+WHERE repository_id = $1 AND path = ANY($2::text[])
+ORDER BY path, start_line, id;
+
+-- name: select_nodes_to_embed
+-- Nodes whose vector is missing or came from another model.
+SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model
+FROM code_nodes
+WHERE repository_id = $1 AND embedding_model IS DISTINCT FROM $2
+ORDER BY path, start_line, id;
+
+-- name: delete_nodes
+DELETE FROM code_nodes WHERE id = ANY($1::uuid[]);
+
+-- name: update_node
+-- A symbol that survived an edit of its file keeps its id, and with it the doc chunks that mention it.
+UPDATE code_nodes
+SET name = $2, language = $3, start_line = $4, end_line = $5, signature = $6
+WHERE id = $1;
+
+-- name: update_node_embedding
+UPDATE code_nodes SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
+
+-- name: select_symbol_index
+SELECT id, name, qualified_name FROM code_nodes WHERE repository_id = $1;
+
+-- name: count_nodes
+SELECT count(*) FROM code_nodes WHERE repository_id = $1;
+
+-- name: select_nodes_mentioned_by_document
+-- The code a docs page discusses, in the order the page first mentions it.
+SELECT n.id, n.repository_id, n.name, n.qualified_name, n.kind, n.language, n.path, n.start_line, n.end_line,
+       n.signature
+FROM code_nodes n
+JOIN (
+    SELECT m.code_node_id, min(k.chunk_index) AS first_chunk
+    FROM repo_document_chunk_mentions m
+    JOIN repo_document_chunks k ON k.id = m.chunk_id
+    WHERE k.document_id = $1
+    GROUP BY m.code_node_id
+) mentioned ON mentioned.code_node_id = n.id
+ORDER BY mentioned.first_chunk, n.qualified_name, n.id;

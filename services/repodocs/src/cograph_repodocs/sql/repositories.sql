@@ -1,0 +1,47 @@
+-- name: insert_repository
+INSERT INTO repositories
+    (host, owner, name, clone_url, checkout_path, visibility, owner_subject, default_branch, web_url)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id;
+
+-- name: select_repositories
+SELECT r.id, r.host, r.owner, r.name, r.clone_url, r.checkout_path, r.visibility, r.owner_subject,
+       r.default_branch, r.web_url, r.created_at,
+       coalesce((SELECT array_agg(g.group_name ORDER BY g.group_name)
+                 FROM repository_grants g WHERE g.repository_id = r.id), '{}') AS group_grants
+FROM repositories r
+WHERE r.id = ANY($1::uuid[])
+ORDER BY r.host, r.owner, r.name, r.id
+LIMIT $2 OFFSET $3;
+
+-- name: select_repository_id_by_ref
+SELECT id FROM repositories WHERE host = $1 AND owner = $2 AND name = $3;
+
+-- name: select_access
+SELECT r.id, r.host, r.owner, r.name, r.visibility, r.owner_subject,
+       coalesce(array_agg(g.group_name ORDER BY g.group_name) FILTER (WHERE g.group_name IS NOT NULL), '{}')
+           AS group_grants
+FROM repositories r
+LEFT JOIN repository_grants g ON g.repository_id = r.id
+GROUP BY r.id
+ORDER BY r.host, r.owner, r.name;
+
+-- name: insert_grant
+INSERT INTO repository_grants (repository_id, group_name) VALUES ($1, $2)
+ON CONFLICT DO NOTHING;
+
+-- name: delete_grant
+DELETE FROM repository_grants WHERE repository_id = $1 AND group_name = $2;
+
+-- name: select_due
+-- Repositories whose newest sync started longer ago than the interval, or that never synced,
+-- and that have no sync queued or running.
+SELECT r.id
+FROM repositories r
+LEFT JOIN LATERAL (
+    SELECT s.started_at FROM repo_syncs s WHERE s.repository_id = r.id ORDER BY s.started_at DESC LIMIT 1
+) last ON true
+WHERE (last.started_at IS NULL OR last.started_at <= now() - make_interval(secs => $1))
+  AND NOT EXISTS (
+      SELECT 1 FROM repo_syncs s WHERE s.repository_id = r.id AND s.status IN ('queued', 'running'))
+ORDER BY last.started_at NULLS FIRST, r.id;

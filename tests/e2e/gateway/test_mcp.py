@@ -1,0 +1,237 @@
+"""MCP at /mcp through the SDK's own client over streamable HTTP: list the tools, call each one."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from e2e.gateway.helpers import create_collection, repodocs_implements, wait_for_jobs
+from e2e.gateway.test_collections_api import GUIDE, Auth
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import CallToolResult
+
+from cograph_cli.runtime import System
+
+TOOLS = {
+    "cograph_retrieve",
+    "cograph_route",
+    "cograph_collections",
+    "cograph_collection_search",
+    "cograph_collection_document",
+    "cograph_read_chunk",
+    "cograph_read_file_range",
+}
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(url: str, headers: dict[str, str], mode: Any = "auto") -> AsyncIterator[Client]:
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as client,
+    ):
+        yield client
+
+
+def _ok(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def _error(result: CallToolResult) -> str:
+    assert result.is_error, result.structured_content
+    text = result.content[0]
+    assert text.type == "text"
+    return str(text.text)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "initialize-handshake"])
+async def test_an_agent_lists_the_tools_and_calls_each(
+    system: System, gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path, mode: str
+) -> None:
+    alice = auth["alice"]
+    collection = await create_collection(gateway, alice, "On-call")
+    cid = collection["id"]
+    upload = await gateway.post(
+        f"/api/md-collections/{cid}/documents",
+        json={"source_key": "guide.md", "content": GUIDE.decode()},
+        headers=alice,
+    )
+    document_id = upload.json()["document_id"]
+    await wait_for_jobs(gateway, cid, alice)
+    repository = await _register_repository(gateway, auth, tmp_path)
+
+    async with mcp_client(system.gateway_url, alice, mode) as client:
+        listed = await client.list_tools()
+        tools = {tool.name: tool for tool in listed.tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.description
+            assert len(tool.description) > 60, tool.name
+            assert tool.input_schema["type"] == "object"
+            assert tool.annotations is not None
+            assert tool.annotations.read_only_hint
+        assert tools["cograph_retrieve"].input_schema["properties"]["mode"]["enum"] == ["code", "wiki"]
+        assert set(tools["cograph_collection_search"].input_schema["required"]) == {"collection_id", "query"}
+
+        collections = _ok(await client.call_tool("cograph_collections", {}))
+        assert [c["id"] for c in collections["collections"]] == [cid]
+
+        document = _ok(
+            await client.call_tool(
+                "cograph_collection_document", {"collection_id": cid, "document_id": document_id}
+            )
+        )
+        assert document["content"] == GUIDE.decode()  # untruncated
+        assert document["citation"] == f"collection/{cid}"
+        assert document["metadata"]["frontmatter"]["owner"] == "platform"
+        assert [h["anchor"] for h in document["metadata"]["heading_tree"]] == ["paging", "handover"]
+
+        chunk_id = (
+            await gateway.get(f"/api/md-collections/{cid}/documents/{document_id}/chunks", headers=alice)
+        ).json()["items"][0]["id"]
+        chunk = _ok(
+            await client.call_tool("cograph_read_chunk", {"chunk_id": chunk_id, "collection_id": cid})
+        )
+        assert chunk["citation"].startswith(f"collection/{cid}#")
+        assert chunk["source"] == f"collection/{cid}"
+        assert "Acknowledge a page" in chunk["content"]
+
+        search = await client.call_tool(
+            "cograph_collection_search", {"collection_id": cid, "query": "acknowledge a page"}
+        )
+        if not search.is_error:
+            hits = _ok(search)["hits"]
+            assert hits
+            assert hits[0]["citation"].startswith(f"collection/{cid}#")
+        else:
+            assert "HTTP 501" in _error(search)
+
+        routed = await client.call_tool(
+            "cograph_route", {"query": "how fast must a page be acknowledged", "limit": 3}
+        )
+        if not routed.is_error:
+            result = _ok(routed)
+            assert [h["collection_id"] for h in result["collections"]] == [cid] * len(result["collections"])
+            assert result["collections"], "collections are always returned up to the limit"
+        else:
+            assert "HTTP 501" in _error(routed)
+
+        if repository is None:
+            # repodocs does not implement its RPCs yet: the tools say so (501, or 502 while the server
+            # interceptor reports UNIMPLEMENTED as INTERNAL), they do not crash.
+            for name, arguments in [
+                ("cograph_retrieve", {"query": "parse config", "repository": "example.com/acme/tools"}),
+                ("cograph_read_file_range", {"repository": "example.com/acme/tools", "path": "tools.py"}),
+                ("cograph_read_chunk", {"chunk_id": chunk_id, "repository": "example.com/acme/tools"}),
+            ]:
+                message = _error(await client.call_tool(name, arguments))
+                assert "HTTP 501" in message or "HTTP 502" in message, message
+        else:
+            await _call_repository_tools(client, repository)
+
+        # Bad arguments are tool errors an agent can read.
+        assert "not a chunk id" in _error(
+            await client.call_tool("cograph_read_chunk", {"chunk_id": "x", "collection_id": cid})
+        )
+        assert "exactly one" in _error(await client.call_tool("cograph_read_chunk", {"chunk_id": chunk_id}))
+        assert _error(
+            await client.call_tool("cograph_retrieve", {"query": "x", "repository": "r", "mode": "graph"})
+        )
+
+    # The same policy as REST: bob reads no private collection of alice's, and lists none.
+    async with mcp_client(system.gateway_url, auth["bob"], mode) as client:
+        assert _ok(await client.call_tool("cograph_collections", {}))["collections"] == []
+        refused = _error(
+            await client.call_tool(
+                "cograph_collection_document", {"collection_id": cid, "document_id": document_id}
+            )
+        )
+        assert "you may not read collection" in refused
+        assert "HTTP 403" in refused
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+async def _register_repository(gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path) -> str | None:
+    """A small checkout registered by the admin, synced; None while repodocs answers 501."""
+    checkout = tmp_path / "tools"
+    checkout.mkdir()
+    (checkout / "README.md").write_text(
+        "# Tools\n\n## Configuration\n\nCall `parse_config` to read the settings.\n"
+    )
+    (checkout / "tools.py").write_text(
+        'def parse_config(path):\n    """Read the settings."""\n    return {}\n'
+    )
+    _git(checkout, "init", "-q", "-b", "main")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    registered = await gateway.post(
+        "/api/repos",
+        json={
+            "host": "example.com",
+            "owner": "acme",
+            "name": "tools",
+            "checkout_path": str(checkout),
+            "visibility": "private",
+        },
+        headers=auth["admin"],
+    )
+    if not repodocs_implements("RegisterRepository") or not repodocs_implements("SyncRepository"):
+        return None
+    assert registered.status_code == 201, registered.text
+    synced = await gateway.post(
+        "/api/repos/example.com/acme/tools/sync", params={"wait": "true"}, headers=auth["admin"]
+    )
+    assert synced.status_code == 200, synced.text
+    await gateway.post(
+        "/api/repos/example.com/acme/tools/grants", json={"group": "research"}, headers=auth["admin"]
+    )
+    return "example.com/acme/tools"
+
+
+async def _call_repository_tools(client: Client, repository: str) -> None:
+    code = _ok(
+        await client.call_tool("cograph_retrieve", {"query": "parse_config", "repository": repository})
+    )
+    assert code["mode"] == "code"
+    if repodocs_implements("SearchCode"):
+        hit = next(hit for hit in code["code"] if hit["name"] == "parse_config")
+        assert hit["citation"].startswith(f"{repository}:tools.py#L1")
+    else:  # the failing store is named, the call still answers
+        assert code["failures"]
+    wiki = _ok(
+        await client.call_tool(
+            "cograph_retrieve", {"query": "configuration settings", "repository": repository, "mode": "wiki"}
+        )
+    )
+    if repodocs_implements("SearchDocChunks"):
+        doc = wiki["docs"][0]
+        assert doc["citation"].startswith(doc["slug"])
+        assert doc["heading"]
+        chunk = _ok(
+            await client.call_tool(
+                "cograph_read_chunk", {"chunk_id": doc["chunk_id"], "repository": repository}
+            )
+        )
+        assert chunk["source"] == repository
+        assert chunk["content"]
+    else:
+        assert wiki["failures"]
+    lines = _ok(
+        await client.call_tool(
+            "cograph_read_file_range",
+            {"repository": repository, "path": "tools.py", "start_line": 1, "end_line": 1},
+        )
+    )
+    assert lines["content"].startswith("def parse_config")
+    assert lines["citation"].startswith(f"{repository}@")

@@ -1,0 +1,181 @@
+"""/api/repos end to end: registration rules, the indistinguishable 404, sync, docs, code and source.
+
+Tests that need repodocs RPCs skip until the service implements them (see helpers.require_repodocs).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import httpx
+from e2e.gateway.helpers import is_problem, mint, repodocs_implements, require_repodocs
+from e2e.gateway.test_collections_api import Auth
+
+REPO = "/api/repos/example.com/acme/tools"
+
+
+def _checkout(root: Path) -> Path:
+    checkout = root / "tools"
+    checkout.mkdir()
+    (checkout / "README.md").write_text(
+        "# Tools\n\n## Configuration\n\nCall `parse_config` to read the settings file.\n"
+    )
+    (checkout / "docs").mkdir()
+    (checkout / "docs" / "usage.md").write_text("# Usage\n\nRun `tools.parse_config()` first.\n")
+    (checkout / "tools.py").write_text(
+        'def parse_config(path):\n    """Read the settings."""\n    return {}\n'
+    )
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
+    return checkout
+
+
+def _registration(checkout: Path, visibility: str = "private") -> dict[str, str]:
+    return {
+        "host": "example.com",
+        "owner": "acme",
+        "name": "tools",
+        "checkout_path": str(checkout),
+        "visibility": visibility,
+    }
+
+
+async def test_registration_is_validated_and_local_sources_are_for_admins(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    body = _registration(tmp_path)
+    # A local checkout reads the server's disk: administrators only (a 403 that names the rule).
+    assert (
+        "administrator"
+        in is_problem(await gateway.post("/api/repos", json=body, headers=auth["alice"]), 403)["detail"]
+    )
+    local_url = {**body, "checkout_path": None, "clone_url": f"file://{tmp_path}"}
+    is_problem(await gateway.post("/api/repos", json=local_url, headers=auth["alice"]), 403)
+    is_problem(await gateway.post("/api/repos", json=body), 401)
+    both = {**body, "clone_url": "https://example.com/acme/tools.git"}
+    assert (
+        "exactly one"
+        in is_problem(await gateway.post("/api/repos", json=both, headers=auth["admin"]), 400)["detail"]
+    )
+    neither = {k: v for k, v in body.items() if k != "checkout_path"}
+    is_problem(await gateway.post("/api/repos", json=neither, headers=auth["admin"]), 400)
+    is_problem(await gateway.post("/api/repos", json={**body, "owner": "a/b"}, headers=auth["admin"]), 400)
+    is_problem(
+        await gateway.post("/api/repos", json={**body, "visibility": "admin_only"}, headers=auth["admin"]),
+        400,
+    )
+    # Input errors are judged before any repository is looked up.
+    is_problem(await gateway.get(f"{REPO}/files/..%2F..%2Fetc%2Fpasswd", headers=auth["alice"]), 400)
+    is_problem(
+        await gateway.get(f"{REPO}/files/tools.py", params={"start": 9, "end": 2}, headers=auth["alice"]), 400
+    )
+    is_problem(await gateway.get(f"{REPO}/documents/not-an-id", headers=auth["alice"]), 400)
+
+
+async def test_an_unreadable_repository_is_byte_for_byte_a_missing_one(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    require_repodocs("RegisterRepository", "ListRepositoryAccess", "GetRepository")
+    paths = [REPO, f"{REPO}/docs", f"{REPO}/syncs", f"{REPO}/documents", f"{REPO}/files/tools.py"]
+    missing = {path: await gateway.get(path, headers=auth["bob"]) for path in paths}
+    registered = await gateway.post(
+        "/api/repos", json=_registration(_checkout(tmp_path)), headers=auth["admin"]
+    )
+    assert registered.status_code == 201, registered.text
+    assert (await gateway.get(REPO, headers=auth["admin"])).status_code == 200
+    for path in paths:
+        unreadable = await gateway.get(path, headers=auth["bob"])
+        before = missing[path]
+        is_problem(unreadable, 404)
+        assert unreadable.content == before.content, path
+        assert unreadable.headers["content-type"] == before.headers["content-type"]
+        assert unreadable.headers["content-length"] == before.headers["content-length"]
+    # Writes too: refused as missing, not as forbidden, when the caller cannot even read it.
+    sync = await gateway.post(f"{REPO}/sync", headers=auth["bob"])
+    assert sync.status_code == 404
+    assert sync.json()["detail"] == missing[REPO].json()["detail"]
+
+
+async def test_a_repository_synced_read_and_searched(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    require_repodocs(
+        "RegisterRepository",
+        "ListRepositoryAccess",
+        "GetRepository",
+        "ListRepositories",
+        "AddRepositoryGrant",
+        "RemoveRepositoryGrant",
+        "SyncRepository",
+        "ListSyncs",
+        "ListDocuments",
+        "GetDocument",
+        "GetDocsTree",
+        "GetDocsPage",
+        "GetRelatedDocChunks",
+        "ReadFileRange",
+    )
+    admin, alice, bob = auth["admin"], auth["alice"], auth["bob"]
+    registered = await gateway.post("/api/repos", json=_registration(_checkout(tmp_path)), headers=admin)
+    assert registered.status_code == 201, registered.text
+    assert registered.json()["owner_subject"] == "admin"
+
+    synced = await gateway.post(f"{REPO}/sync", params={"wait": "true"}, headers=admin)
+    assert synced.status_code == 200, synced.text
+    counters = synced.json()["counters"]
+    assert set(counters) == {
+        "discovered_files",
+        "indexed_documents",
+        "indexed_chunks",
+        "unchanged_documents",
+        "deleted_documents",
+        "replaced_files",
+    }
+    assert counters["indexed_documents"] >= 2
+    again = (await gateway.post(f"{REPO}/sync", params={"wait": "true"}, headers=admin)).json()["counters"]
+    assert again["indexed_documents"] == 0
+    assert again["unchanged_documents"] == counters["indexed_documents"]
+
+    # A grant lets research (alice) read; bob still sees nothing; reading is not syncing.
+    is_problem(await gateway.get(REPO, headers=alice), 404)
+    granted = await gateway.post(f"{REPO}/grants", json={"group": "research"}, headers=admin)
+    assert granted.status_code == 201, granted.text
+    assert (await gateway.get(REPO, headers=alice)).status_code == 200
+    assert [r["name"] for r in (await gateway.get("/api/repos", headers=alice)).json()["items"]] == ["tools"]
+    assert (await gateway.get("/api/repos", headers=bob)).json()["items"] == []
+    is_problem(await gateway.post(f"{REPO}/sync", headers=alice), 403)
+    is_problem(await gateway.post(f"{REPO}/sync", headers=mint("carol")), 404)
+
+    syncs = (await gateway.get(f"{REPO}/syncs", headers=alice)).json()["items"]
+    assert len(syncs) >= 2
+    documents = (await gateway.get(f"{REPO}/documents", headers=alice)).json()["items"]
+    readme = next(d for d in documents if d["path"] == "README.md")
+    full = (await gateway.get(f"{REPO}/documents/{readme['id']}", headers=alice)).json()
+    assert "parse_config" in full["content"]
+    tree = (await gateway.get(f"{REPO}/docs", headers=alice)).json()
+    assert tree["roots"]
+    page = (await gateway.get(f"{REPO}/docs/{readme['slug']}", headers=alice)).json()
+    assert page["document"]["id"] == readme["id"]
+    assert "configuration" in [t["anchor"] for t in page["toc"]]
+
+    found = await gateway.post(f"{REPO}/code/search", json={"query": "parse_config"}, headers=alice)
+    assert found.status_code == 200, found.text
+    if repodocs_implements("SearchCode"):
+        hit = next(h for h in found.json()["hits"] if h["node"]["name"] == "parse_config")
+        assert hit["related_repo_doc_chunks"]
+        assert hit["related_repo_doc_chunks"][0]["chunk"]["citation"]
+        docs = (await gateway.get(f"{REPO}/code/{hit['node']['id']}/docs", headers=alice)).json()
+        assert docs["chunks"]
+    else:  # the code store failing is reported, and the answer is still a 200
+        assert [f["store"] for f in found.json()["failures"]] == ["code"]
+    lines = (await gateway.get(f"{REPO}/files/tools.py", params={"start": 1, "end": 1}, headers=alice)).json()
+    assert lines["content"].startswith("def parse_config")
+    assert lines["total_lines"] == 3
+
+    assert (await gateway.delete(f"{REPO}/grants/research", headers=admin)).status_code == 204
+    is_problem(await gateway.get(REPO, headers=alice), 404)

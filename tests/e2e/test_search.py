@@ -1,0 +1,213 @@
+"""Search through the search service: code with its docs, repository docs, routing, scope, failures."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc import aio
+from integration.repodocs.helpers import SYNC_TIMEOUT, GitRepo
+
+from cograph.collections.v1 import collections_service_pb2 as cpb
+from cograph.collections.v1 import collections_service_pb2_grpc as cpb_grpc
+from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
+from cograph.repodocs.v1 import repodocs_service_pb2_grpc as rpb_grpc
+from cograph.search.v1 import search_service_pb2 as pb
+from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
+from cograph_cli.runtime import System
+from cograph_grpc import open_channel
+
+CONFIG_PY = '''"""Configuration loading."""
+
+DEFAULT_TIMEOUT = 30
+
+
+class ConfigLoader:
+    def load_settings(self, path: str) -> dict:
+        return {}
+
+
+def parse_config(text: str) -> dict:
+    """Turn the text of a config file into settings."""
+    return {}
+'''
+README = """# Billing service
+
+Start with `parse_config` to read the file, then `ConfigLoader.load_settings` applies it.
+
+## Retention
+
+Invoices are archived after seven years in the vault.
+"""
+
+
+class Stubs:
+    def __init__(self, system: System) -> None:
+        grpc_settings = system.settings.grpc
+        self.channels = [
+            open_channel(f"127.0.0.1:{system.hosts[name].grpc.port}", grpc_settings)
+            for name in ("search", "repodocs", "collections")
+        ]
+        self.search = pb_grpc.SearchServiceStub(self.channels[0])
+        self.repodocs = rpb_grpc.RepoDocsServiceStub(self.channels[1])
+        self.collections = cpb_grpc.CollectionsServiceStub(self.channels[2])
+
+    async def close(self) -> None:
+        for channel in self.channels:
+            await channel.close(None)
+
+
+@pytest.fixture
+async def stubs(system: System) -> AsyncIterator[Stubs]:
+    opened = Stubs(system)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def repository(stubs: Stubs, tmp_path: Path) -> rpb.Repository:
+    repo = GitRepo(tmp_path / "billing")
+    repo.commit("code and docs", {"src/billing/config.py": CONFIG_PY, "README.md": README})
+    registered = (
+        await stubs.repodocs.RegisterRepository(
+            rpb.RegisterRepositoryRequest(
+                ref=rpb.RepositoryRef(host="example.com", owner="acme", name="billing"),
+                clone_url=str(repo.root),
+                visibility=rpb.VISIBILITY_PRIVATE,
+                owner_subject="alice",
+            )
+        )
+    ).repository
+    sync = await stubs.repodocs.SyncRepository(
+        rpb.SyncRepositoryRequest(repository_id=registered.id, wait=True), timeout=SYNC_TIMEOUT
+    )
+    assert sync.sync.status == rpb.SYNC_STATUS_SUCCESS, sync.sync.error
+    return registered
+
+
+async def test_an_exact_identifier_finds_its_symbol_first_with_its_docs(
+    stubs: Stubs, repository: rpb.Repository
+) -> None:
+    scope = pb.Scope(repository_ids=[repository.id])
+    for query, expected in [
+        ("parse_config", "billing.config.parse_config"),
+        ("ConfigLoader.load_settings", "billing.config.ConfigLoader.load_settings"),
+        ("DEFAULT_TIMEOUT", "billing.config.DEFAULT_TIMEOUT"),
+    ]:
+        found = await stubs.search.Retrieve(
+            pb.RetrieveRequest(query=query, mode=pb.RETRIEVE_MODE_CODE, scope=scope, limit=5)
+        )
+        assert list(found.failures) == []
+        assert found.code[0].hit.node.qualified_name == expected, query
+        assert found.code[0].hit.ranks.symbol == 1
+    # The README mentions parse_config: the code hit carries that doc chunk, heading-anchored.
+    found = await stubs.search.Retrieve(
+        pb.RetrieveRequest(query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope, limit=1)
+    )
+    related = found.code[0].related_repo_doc_chunks
+    assert [r.chunk.heading_anchor for r in related] == ["billing-service"]
+    assert related[0].chunk.path == "README.md"
+
+
+async def test_identifier_parts_match_by_full_text(stubs: Stubs, repository: rpb.Repository) -> None:
+    found = await stubs.search.Retrieve(
+        pb.RetrieveRequest(
+            query="load settings", mode=pb.RETRIEVE_MODE_CODE, scope=pb.Scope(repository_ids=[repository.id])
+        )
+    )
+    assert found.code[0].hit.node.name == "load_settings"
+    assert found.code[0].hit.ranks.text == 1
+
+
+async def test_wiki_mode_searches_repository_documents(stubs: Stubs, repository: rpb.Repository) -> None:
+    found = await stubs.search.Retrieve(
+        pb.RetrieveRequest(
+            query="how long are invoices archived",
+            mode=pb.RETRIEVE_MODE_WIKI,
+            scope=pb.Scope(repository_ids=[repository.id]),
+            limit=3,
+        )
+    )
+    assert found.docs[0].chunk.path == "README.md"
+    assert found.docs[0].chunk.heading_anchor == "retention"
+    assert found.docs[0].chunk.slug == "readme"
+    workflows_only = await stubs.search.Retrieve(
+        pb.RetrieveRequest(
+            query="invoices archived",
+            mode=pb.RETRIEVE_MODE_WIKI,
+            scope=pb.Scope(repository_ids=[repository.id]),
+            kinds=[rpb.DOCUMENT_KIND_WORKFLOW],
+        )
+    )
+    assert list(workflows_only.docs) == []
+
+
+async def test_an_empty_scope_finds_nothing(stubs: Stubs, repository: rpb.Repository) -> None:
+    for mode in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
+        found = await stubs.search.Retrieve(
+            pb.RetrieveRequest(query="parse_config", mode=mode, scope=pb.Scope())
+        )
+        assert (list(found.code), list(found.docs), list(found.failures)) == ([], [], [])
+
+
+async def test_route_fills_collections_even_when_no_word_matches(
+    stubs: Stubs, repository: rpb.Repository
+) -> None:
+    collection = (
+        await stubs.collections.CreateCollection(
+            cpb.CreateCollectionRequest(name="Glossary", visibility=cpb.VISIBILITY_PUBLIC, owner="alice")
+        )
+    ).collection
+    await stubs.collections.UploadDocuments(
+        cpb.UploadDocumentsRequest(
+            collection_id=collection.id,
+            documents=[
+                cpb.DocumentContent(
+                    source_key=f"term-{i}.md", content=f"# Term {i}\n\nDefinition {i}.".encode()
+                )
+                for i in range(4)
+            ],
+        )
+    )
+    # Wait until the chunks are embedded: the dense stream finds them with no shared word.
+    for _ in range(600):
+        status = await stubs.collections.GetEmbedStatus(
+            cpb.GetEmbedStatusRequest(collection_id=collection.id)
+        )
+        if status.total_chunks and status.embedded_chunks == status.total_chunks:
+            break
+        await __import__("asyncio").sleep(0.1)
+    routed = await stubs.search.Route(
+        pb.RouteRequest(
+            query="zyxwv qwerty",
+            scope=pb.Scope(repository_ids=[repository.id], collection_ids=[collection.id]),
+            limit=3,
+        )
+    )
+    assert len(routed.collections) == 3
+    assert {pool.store for pool in routed.pools} == {pb.STORE_CODE, pb.STORE_REPO_DOCS, pb.STORE_COLLECTIONS}
+    assert all(0.0 <= pool.confidence <= 1.0 for pool in routed.pools)
+
+
+async def test_a_store_that_is_down_is_named_and_the_rest_answers(
+    system: System, stubs: Stubs, repository: rpb.Repository
+) -> None:
+    await system.hosts.pop("repodocs").stop()
+    routed = await stubs.search.Route(
+        pb.RouteRequest(query="parse config", scope=pb.Scope(repository_ids=[repository.id]), limit=3)
+    )
+    assert {failure.store for failure in routed.failures} == {pb.STORE_CODE, pb.STORE_REPO_DOCS}
+    assert all(
+        "UNAVAILABLE" in failure.message or "no answer" in failure.message for failure in routed.failures
+    )
+    assert [pool.store for pool in routed.pools] == [pb.STORE_COLLECTIONS]
+
+
+async def test_empty_and_over_long_queries_are_refused(stubs: Stubs) -> None:
+    for query, message in [("   ", "the query is empty"), ("x" * 5000, "at most 2000 are accepted")]:
+        with pytest.raises(aio.AioRpcError) as refused:
+            await stubs.search.Route(pb.RouteRequest(query=query))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert message in (refused.value.details() or "")

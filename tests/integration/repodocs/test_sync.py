@@ -1,0 +1,265 @@
+"""Syncs of a real git repository through the real gRPC server: the six counters at every step,
+what is (not) embedded again, stable ids and slugs, re-linking, failures and concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import asyncpg
+import grpc
+import pytest
+from grpc import aio
+from integration.repodocs.helpers import SYNC_TIMEOUT, GitRepo, Running, counters, running_service
+
+from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_embeddings import EmbeddingProvider
+from cograph_settings import Settings
+
+FIRST = {
+    "README.md": "# Demo\n\nThe service starts with `Server.Start` and reads settings with `parse_config`.\n",
+    "CONTRIBUTING.md": "# Contributing\n\nOpen a pull request; keep it small.\n",
+    "docs/guide.md": (
+        "# Guide\n\n## Install\n\nCall parse_config() first.\n\n## Run\n\nThen call `Server.Start`.\n"
+    ),
+    "docs/api.md": "# API\n\nSee `config.parse_config` and `Server` for the details.\n",
+    # Matched by a rule (a .md file) but skipped: discovery reads it and finds a NUL byte.
+    "docs/blob.md": "binary\x00data\n",
+    "pkg/config.py": "def parse_config(path):\n    return {}\n",
+    "server/server.go": (
+        "package server\n\ntype Server struct{}\n\nfunc (s *Server) Start() error {\n\treturn nil\n}\n"
+    ),
+    "web/app.ts": "export function renderPage(): string {\n  return ''\n}\n",
+}
+
+
+async def node_ids(service: Running, repository_id: str, slug: str) -> dict[str, str]:
+    """qualified name -> id of the code nodes a docs page mentions."""
+    page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository_id, slug=slug))
+    return {node.qualified_name: node.id for node in page.related_code}
+
+
+async def test_six_counters_across_add_change_rename_delete_and_relink(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    first_commit = origin.commit("first", FIRST)
+    repository = await service.register("demo", clone_url=str(origin.root))
+    rid = repository.id
+    probe = service.provider
+
+    # First sync (the one registration queued, joined): everything is new.
+    first = await service.sync(rid)
+    assert first.status == pb.SYNC_STATUS_SUCCESS, first.error
+    assert first.trigger == pb.SYNC_TRIGGER_REGISTRATION
+    assert first.commit_sha == first_commit
+    documents = await service.documents(rid)
+    assert sorted(documents) == ["CONTRIBUTING.md", "README.md", "docs/api.md", "docs/guide.md"]
+    chunks = sum(d.chunk_count for d in documents.values())
+    assert counters(first) == (5, 4, chunks, 0, 0, 0)
+    assert [(s.path, s.reason) for s in first.skipped] == [
+        ("docs/blob.md", "binary file (contains a NUL byte)")
+    ]
+    assert first.code_nodes == 4  # parse_config, Server, Server.Start, renderPage
+    # README: Server.Start, parse_config; guide: parse_config(), Server.Start; api: parse_config, Server.
+    assert first.mentions == 6
+    # Every chunk and every code node was embedded, nothing else.
+    assert len(probe.texts) == chunks + first.code_nodes
+    guide_nodes = await node_ids(service, rid, "guide")
+    assert set(guide_nodes) == {"pkg.config.parse_config", "server.Server.Start"}
+
+    # Unchanged: nothing is chunked, embedded or linked again.
+    embedded = len(probe.texts)
+    again = await service.sync(rid)
+    assert again.trigger == pb.SYNC_TRIGGER_MANUAL
+    assert counters(again) == (5, 0, 0, 4, 0, 0)
+    assert len(probe.texts) == embedded
+    assert (again.code_nodes, again.mentions) == (4, 6)
+    assert await node_ids(service, rid, "guide") == guide_nodes
+
+    # Change one, add one, rename one, delete one; edit code around a symbol that stays.
+    origin.move("docs/api.md", "docs/reference.md")
+    origin.remove("README.md")
+    second_commit = origin.commit(
+        "second",
+        {
+            "docs/guide.md": FIRST["docs/guide.md"] + "\n## Stop\n\nNothing to do.\n",
+            "docs/new.md": "# New\n\nSettings come from `read_config` one day.\n",
+            "pkg/config.py": "DEFAULTS = {}\n\n\ndef parse_config(path):\n    return {}\n",
+        },
+    )
+    embedded = len(probe.texts)
+    second = await service.sync(rid)
+    assert second.commit_sha == second_commit
+    documents = await service.documents(rid)
+    assert sorted(documents) == ["CONTRIBUTING.md", "docs/guide.md", "docs/new.md", "docs/reference.md"]
+    new_chunks = sum(documents[p].chunk_count for p in ("docs/guide.md", "docs/new.md", "docs/reference.md"))
+    # A rename is one delete (docs/api.md) plus one new document (docs/reference.md).
+    assert counters(second) == (5, 3, new_chunks, 1, 2, 1)
+    # Only the new chunks and the one new symbol (DEFAULTS) were embedded; parse_config kept its vector.
+    assert len(probe.texts) - embedded == new_chunks + 1
+    assert second.code_nodes == 5
+    # parse_config kept its id through the edit of its file, so its links survive.
+    assert (await node_ids(service, rid, "guide"))["pkg.config.parse_config"] == guide_nodes[
+        "pkg.config.parse_config"
+    ]
+    assert documents["docs/reference.md"].slug == "reference"
+    assert documents["docs/guide.md"].slug == "guide"
+    with pytest.raises(aio.AioRpcError) as missing:
+        await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=rid, slug="api"))
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+    # Rename a symbol; the prose does not change. Links to the old name go with its node; the
+    # unchanged page that names the new one is only linked when re-linking is forced.
+    origin.commit("rename", {"pkg/config.py": "DEFAULTS = {}\n\n\ndef read_config(path):\n    return {}\n"})
+    renamed = await service.sync(rid)
+    assert counters(renamed) == (5, 0, 0, 4, 0, 0)
+    assert "pkg.config.parse_config" not in await node_ids(service, rid, "guide")
+    assert await node_ids(service, rid, "new") == {}
+    relinked = await service.sync(rid, force_relink=True)
+    assert counters(relinked) == (5, 0, 0, 4, 0, 0)
+    assert list(await node_ids(service, rid, "new")) == ["pkg.config.read_config"]
+    assert relinked.mentions == renamed.mentions + 1
+
+    history = (await service.stub.ListSyncs(pb.ListSyncsRequest(repository_id=rid))).syncs
+    assert [s.id for s in history] == [relinked.id, renamed.id, second.id, again.id, first.id]
+    assert all(s.status == pb.SYNC_STATUS_SUCCESS and s.HasField("finished_at") for s in history)
+
+
+async def test_a_failed_sync_records_its_error_and_keeps_the_index(service: Running, tmp_path: Path) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# One\n\nFirst text.\n", "a.py": "def a():\n    pass\n"})
+    repository = await service.register("failing", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    before = await service.documents(repository.id)
+
+    # The embedding provider fails mid-sync: nothing of the new commit may be half-written.
+    origin.commit("second", {"README.md": "# Two\n\nSecond text.\n", "b.py": "def b():\n    pass\n"})
+    service.provider.failure = "the embedding endpoint answered 503"
+    failed = await service.sync(repository.id)
+    assert failed.status == pb.SYNC_STATUS_ERROR
+    assert failed.error == "the embedding endpoint answered 503"
+    assert failed.HasField("finished_at")
+    assert await service.documents(repository.id) == before
+    chunk_ids = await _chunks_from_db(service, before["README.md"].id)
+    chunk = await service.stub.GetChunk(
+        pb.GetChunkRequest(repository_id=repository.id, chunk_id=chunk_ids[0])
+    )
+    assert "First text." in chunk.chunk.content
+    # The checkout is back at the indexed commit, so source reads agree with the index.
+    with pytest.raises(aio.AioRpcError) as gone:
+        await service.stub.ReadFileRange(pb.ReadFileRangeRequest(repository_id=repository.id, path="b.py"))
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+    service.provider.failure = None
+    recovered = await service.sync(repository.id)
+    assert recovered.status == pb.SYNC_STATUS_SUCCESS
+    assert counters(recovered) == (1, 1, 1, 0, 0, 1)
+    assert recovered.code_nodes == 2
+
+    # The remote disappears: git's own message is the error; the index stays.
+    origin.destroy()
+    lost = await service.sync(repository.id)
+    assert lost.status == pb.SYNC_STATUS_ERROR
+    assert lost.error.startswith("git fetch failed:")
+    assert (await service.documents(repository.id))["README.md"].title == "Two"
+
+
+async def _chunks_from_db(service: Running, document_id: str) -> list[str]:
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        rows = await connection.fetch(
+            "SELECT id FROM repodocs.repo_document_chunks WHERE document_id = $1 ORDER BY chunk_index",
+            uuid.UUID(document_id),
+        )
+    finally:
+        await connection.close()
+    return [str(row["id"]) for row in rows]
+
+
+async def test_one_sync_at_a_time_joined_by_later_requests(service: Running, tmp_path: Path) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# Held\n\nWaiting for the gate.\n"})
+    gate = asyncio.Event()
+    service.provider.gate = gate
+    repository = await service.register("held", clone_url=str(origin.root))
+
+    # Registration queued a sync; asking again without waiting answers that same sync, in progress.
+    started = (await service.stub.SyncRepository(pb.SyncRepositoryRequest(repository_id=repository.id))).sync
+    assert started.status in (pb.SYNC_STATUS_QUEUED, pb.SYNC_STATUS_RUNNING)
+    assert started.trigger == pb.SYNC_TRIGGER_REGISTRATION
+    joined = (await service.stub.SyncRepository(pb.SyncRepositoryRequest(repository_id=repository.id))).sync
+    assert joined.id == started.id
+    # A re-link cannot join a sync that does not re-link.
+    with pytest.raises(aio.AioRpcError) as refused:
+        await service.stub.SyncRepository(
+            pb.SyncRepositoryRequest(repository_id=repository.id, force_relink=True)
+        )
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already" in (refused.value.details() or "")
+
+    waiting = asyncio.create_task(service.sync(repository.id))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    gate.set()
+    finished = await asyncio.wait_for(waiting, SYNC_TIMEOUT)
+    assert finished.id == started.id
+    assert finished.status == pb.SYNC_STATUS_SUCCESS
+    syncs = (await service.stub.ListSyncs(pb.ListSyncsRequest(repository_id=repository.id))).syncs
+    assert [s.id for s in syncs] == [started.id]
+    # GetRepository carries the last sync.
+    got = await service.stub.GetRepository(pb.GetRepositoryRequest(repository_id=repository.id))
+    assert got.repository.last_sync.id == started.id
+
+
+async def test_the_scheduler_syncs_every_repository_each_interval(
+    settings: Settings, database: str, embedder: EmbeddingProvider, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# Scheduled\n\nSynced on a timer.\n"})
+    async with running_service(settings, database, embedder, sync_interval=0.3) as service:
+        repository = await service.register("scheduled", clone_url=str(origin.root))
+        origin.commit("second", {"docs/more.md": "# More\n\nArrives later.\n"})
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            syncs = (await service.stub.ListSyncs(pb.ListSyncsRequest(repository_id=repository.id))).syncs
+            scheduled = [
+                s
+                for s in syncs
+                if s.trigger == pb.SYNC_TRIGGER_SCHEDULE and s.status == pb.SYNC_STATUS_SUCCESS
+            ]
+            if scheduled:
+                break
+            assert asyncio.get_running_loop().time() < deadline, syncs
+            await asyncio.sleep(0.1)
+        assert "docs/more.md" in await service.documents(repository.id)
+
+
+async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit(
+        "first",
+        {"a.md": "# A\n\nAlpha calls `f`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
+    )
+    repository = await service.register("models", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    # As if a.md and f were embedded by an earlier model.
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        await connection.execute(
+            "UPDATE repodocs.repo_document_chunks k SET embedding_model = 'old-model'"
+            " FROM repodocs.repo_documents d WHERE d.id = k.document_id AND d.path = 'a.md'"
+        )
+        await connection.execute("UPDATE repodocs.code_nodes SET embedding_model = 'old-model'")
+    finally:
+        await connection.close()
+    embedded = len(service.provider.texts)
+    refreshed = await service.sync(repository.id)
+    # Same text, other model: indexed again (not a replaced file), and linked again.
+    assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
+    assert service.provider.texts[embedded:] == ["# A\n\nAlpha calls `f`.", "f.f function def f():"]
+    assert refreshed.mentions == 1
+    assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)

@@ -19,8 +19,8 @@ from pathlib import Path
 from cograph_repodocs.code_index import scan_code
 from cograph_repodocs.doc_index import plan_documents
 from cograph_repodocs.domain.chunking import WordWindowChunker
-from cograph_repodocs.domain.mentions import SymbolIndex, find_mentions
-from cograph_repodocs.linking import link_chunks
+from cograph_repodocs.domain.mentions import find_mentions
+from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 
 CONTEXT = 70
 
@@ -38,11 +38,11 @@ def main() -> None:
     code = scan_code(root, {}, 1 << 20)
     symbols = [s for f in code.parsed for s in f.symbols]
     nodes = {str(uuid.uuid4()): s for s in symbols}
-    index = SymbolIndex((node_id, s.name, s.qualified_name) for node_id, s in nodes.items())
+    index = Symbols((node_id, s.name, s.qualified_name, s.path) for node_id, s in nodes.items())
     docs = plan_documents(root, [], 1 << 20, WordWindowChunker())
     chunks = {uuid.uuid4(): (p.file.path, c.text) for p in docs.prepared for c in p.chunked.chunks}
     found = sum(len(find_mentions(text)) for _, text in chunks.values())
-    links = link_chunks(((chunk_id, text) for chunk_id, (_, text) in chunks.items()), index)
+    links = link_chunks((ChunkText(chunk_id, path, text) for chunk_id, (path, text) in chunks.items()), index)
 
     print(f"checkout {root}")
     print(
@@ -55,7 +55,8 @@ def main() -> None:
     for number, link in enumerate(sample, 1):
         path, text = chunks[link.chunk_id]
         symbol = nodes[str(link.code_node_id)]
-        at = text.find(link.mention)
+        # Where the linking mention is (its first occurrence in that form), for the context shown.
+        at = next(m.start for m in find_mentions(text) if m.text == link.mention and m.form == link.form)
         context = text[max(0, at - CONTEXT) : at + len(link.mention) + CONTEXT].replace("\n", " ")
         print(f"\n#{number} [{link.form.value}] {link.mention!r} in {path}")
         print(f"   -> {symbol.kind.value} {symbol.qualified_name} ({symbol.path}:{symbol.start_line})")

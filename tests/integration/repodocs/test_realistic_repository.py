@@ -225,9 +225,9 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
     assert languages == {"python", "go", "typescript", "javascript"}
     assert unembedded == 0
     assert dims == 384
-    # README 4, install 1, usage 2, architecture 1, the example's load_settings() and main() (two
-    # nodes named main: both linked, under the ambiguity cap), the test's test_serve().
-    assert sync.mentions == 12
+    # README 4, install 1, usage 2, architecture 1, the example's load_settings() and main() (its
+    # own main: a name defined in the document's own file wins over cmd/api's), the test's test_serve().
+    assert sync.mentions == 11
 
     # Related doc chunks per code node: prose first, heading-anchored, limited, scoped.
     serve_id = serve.id

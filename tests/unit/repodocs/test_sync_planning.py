@@ -12,6 +12,7 @@ from cograph_repodocs.document_store import DocumentState
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.symbols import extract_symbols
+from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.sync_store import Counters
 
 LIMIT = 1 << 20
@@ -199,3 +200,18 @@ def test_a_model_change_re_embeds_and_duplicates_match_in_order() -> None:
     assert len(plan.to_embed) == 2
     assert not plan.inserts
     assert not plan.deletes
+
+
+def test_a_name_defined_in_the_documents_own_file_wins() -> None:
+    symbols = Symbols(
+        [
+            (str(uuid.UUID(int=1)), "_env", "tests.deploy.test_k8s._env", "tests/deploy/test_k8s.py"),
+            (str(uuid.UUID(int=2)), "_env", "tests.deploy.test_docker._env", "tests/deploy/test_docker.py"),
+            (str(uuid.UUID(int=3)), "Store", "store.Store", "store.go"),
+        ]
+    )
+    chunk = uuid.uuid4()
+    own = link_chunks([ChunkText(chunk, "tests/deploy/test_k8s.py", "env = _env(container)")], symbols)
+    assert [(m.code_node_id.int, m.form.value, m.mention) for m in own] == [(1, "call", "_env")]
+    elsewhere = link_chunks([ChunkText(chunk, "docs/deploy.md", "`_env()` and `Store`")], symbols)
+    assert sorted(m.code_node_id.int for m in elsewhere) == [1, 2, 3]

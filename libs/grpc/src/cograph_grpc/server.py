@@ -44,9 +44,14 @@ class GrpcServer:
             options=[
                 ("grpc.max_send_message_length", settings.max_message_bytes),
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
-                # Clients reconnect now and then, so new replicas get their share of calls.
+                # Clients reconnect now and then, so new replicas get their share of calls;
+                # a call in flight (a waited sync can take many minutes) may finish first.
                 ("grpc.max_connection_age_ms", 300_000),
-                ("grpc.max_connection_age_grace_ms", 30_000),
+                ("grpc.max_connection_age_grace_ms", 3_600_000),
+                # Accept the clients' 30 s keepalive pings during long calls instead of
+                # answering GOAWAY "too many pings".
+                ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+                ("grpc.http2.max_ping_strikes", 0),
             ],
         )
         for add in register:

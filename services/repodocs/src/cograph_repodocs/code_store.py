@@ -150,10 +150,10 @@ class CodeStore:
                 [(node_id, vector, model.name, model.dimension) for node_id, vector in vectors.items()],
             )
 
-    async def symbol_rows(self, repository_id: uuid.UUID) -> list[tuple[str, str, str]]:
-        """(id, name, qualified_name) of every node: what mentions are resolved against."""
+    async def symbol_rows(self, repository_id: uuid.UUID) -> list[tuple[str, str, str, str]]:
+        """(id, name, qualified_name, path) of every node: what mentions are resolved against."""
         rows = await self._db.fetch(SQL.select_symbol_index, repository_id)
-        return [(str(row["id"]), row["name"], row["qualified_name"]) for row in rows]
+        return [(str(row["id"]), row["name"], row["qualified_name"], row["path"]) for row in rows]
 
     async def count(self, repository_id: uuid.UUID) -> int:
         count: int = await self._db.fetchval(SQL.count_nodes, repository_id)

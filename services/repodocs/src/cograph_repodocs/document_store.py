@@ -205,9 +205,10 @@ class DocumentStore:
                 ],
             )
 
-    async def chunk_texts(self, repository_id: uuid.UUID) -> list[tuple[uuid.UUID, str]]:
+    async def chunk_texts(self, repository_id: uuid.UUID) -> list[tuple[uuid.UUID, str, str]]:
+        """(id, document path, text) of every chunk of the repository."""
         rows = await self._db.fetch(SQL.select_chunk_texts, repository_id)
-        return [(row["id"], row["content"]) for row in rows]
+        return [(row["id"], row["path"], row["content"]) for row in rows]
 
     async def delete_mentions(self, repository_id: uuid.UUID) -> None:
         await self._db.execute(SQL.delete_mentions_of_repository, repository_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from pathlib import Path
 
 # Enough of git's stderr to say what went wrong without flooding a sync record.
@@ -45,6 +46,9 @@ class Git:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            # Its own process group: a timeout kills git's helpers too (ssh, git-remote-https),
+            # which would otherwise hold the pipes open and the caller waiting.
+            start_new_session=True,
         )
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), self.timeout_seconds)
@@ -70,5 +74,5 @@ def _command(args: tuple[str, ...]) -> str:
 
 async def _kill(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
-        process.kill()
+        os.killpg(process.pid, signal.SIGKILL)
     await process.wait()

@@ -25,8 +25,7 @@ from cograph_repodocs.code_store import CodeStore, StoredNode
 from cograph_repodocs.doc_index import DocPlan, plan_documents
 from cograph_repodocs.document_store import DocumentState, DocumentStore, NewChunk
 from cograph_repodocs.domain.chunking import WordWindowChunker
-from cograph_repodocs.domain.mentions import SymbolIndex
-from cograph_repodocs.linking import link_chunks
+from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.repository_store import RepositoryRow
 from cograph_repodocs.sync_store import SyncResult, SyncStore
 from cograph_repodocs.vectors import Embedder, ensure_vector_indexes
@@ -162,7 +161,7 @@ class SyncPipeline:
         await doc_store.insert_chunks(
             repository.id, prepared.chunks, model, chunker.max_words, chunker.overlap_words
         )
-        await self._link(repository, code_store, doc_store, prepared.chunks, force_relink=force_relink)
+        await self._link(repository, code_store, doc_store, prepared, force_relink=force_relink)
         return SyncResult(
             commit_sha=commit_sha,
             counters=docs.counters,
@@ -218,18 +217,19 @@ class SyncPipeline:
         repository: RepositoryRow,
         code_store: CodeStore,
         doc_store: DocumentStore,
-        chunks: list[NewChunk],
+        prepared: Prepared,
         *,
         force_relink: bool,
     ) -> None:
         """Link the chunks written now; with force_relink, every chunk of the repository again."""
         if force_relink:
             await doc_store.delete_mentions(repository.id)
-            texts = await doc_store.chunk_texts(repository.id)
+            texts = [ChunkText(*row) for row in await doc_store.chunk_texts(repository.id)]
         else:
-            texts = [(c.id, c.chunk.text) for c in chunks]
+            paths = {document.id: document.file.path for document in prepared.docs.prepared}
+            texts = [ChunkText(c.id, paths[c.document_id], c.chunk.text) for c in prepared.chunks]
         if not texts:
             return
-        index = SymbolIndex(await code_store.symbol_rows(repository.id))
-        mentions = await asyncio.to_thread(link_chunks, texts, index)
+        symbols = Symbols(await code_store.symbol_rows(repository.id))
+        mentions = await asyncio.to_thread(link_chunks, texts, symbols)
         await doc_store.insert_mentions(mentions)

@@ -36,7 +36,7 @@ WHERE id = $1;
 UPDATE code_nodes SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
 
 -- name: select_symbol_index
-SELECT id, name, qualified_name FROM code_nodes WHERE repository_id = $1;
+SELECT id, name, qualified_name, path FROM code_nodes WHERE repository_id = $1;
 
 -- name: count_nodes
 SELECT count(*) FROM code_nodes WHERE repository_id = $1;

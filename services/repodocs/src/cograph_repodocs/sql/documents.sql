@@ -32,7 +32,11 @@ USING repo_document_chunks k
 WHERE k.id = m.chunk_id AND k.repository_id = $1;
 
 -- name: select_chunk_texts
-SELECT id, content FROM repo_document_chunks WHERE repository_id = $1 ORDER BY id;
+SELECT k.id, d.path, k.content
+FROM repo_document_chunks k
+JOIN repo_documents d ON d.id = k.document_id
+WHERE k.repository_id = $1
+ORDER BY k.id;
 
 -- name: count_mentions
 SELECT count(*)

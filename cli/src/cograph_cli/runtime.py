@@ -30,7 +30,7 @@ async def database(settings: Settings) -> AsyncIterator[str]:
     if settings.database.dsn:
         yield settings.database.dsn
         return
-    embedded = EmbeddedPostgres(settings.database.data_dir)
+    embedded = EmbeddedPostgres(settings.database.data_dir, settings.database.embedded_shared_buffers)
     dsn = await asyncio.to_thread(embedded.start)
     try:
         yield dsn

@@ -55,6 +55,25 @@ async def test_a_term_only_one_document_has_is_found_by_full_text(
     assert len(hits) == 1  # no other chunk contains the word
 
 
+async def test_full_text_ranks_by_term_frequency_and_by_rarity(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    await service.upload(
+        collection.id,
+        ("once.md", b"# Notes\n\nThe cache holds warm entries for the service."),
+        ("thrice.md", b"# Notes\n\nThe cache, the cache and the cache hold entries."),
+        ("rare.md", b"# Notes\n\nA quasar of entries, kept for the service."),
+        ("filler.md", b"# Notes\n\nThe service keeps entries of every kind for later."),
+    )
+    await service.wait_for_jobs(collection.id)
+    by_frequency = await search(service, embedder, [collection.id], "cache", dense=False)
+    assert [hit.chunk.source_key for hit in by_frequency] == ["thrice.md", "once.md"]
+    # "quasar" is in one chunk, "service" in three of four: the rare word decides, and a word
+    # that common scores but brings in no candidates of its own.
+    by_rarity = await search(service, embedder, [collection.id], "quasar service", dense=False)
+    assert [hit.chunk.source_key for hit in by_rarity] == ["rare.md"]
+
+
 async def test_a_paraphrase_with_no_shared_words_is_found_by_the_dense_stream(
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:

@@ -53,6 +53,21 @@ def test_only_common_lexemes_still_select_the_rarest() -> None:
     assert weights.selective == ["b"]
 
 
+def test_candidate_budget_keeps_the_rarest_lexemes_and_all_still_score() -> None:
+    df = {"rare": 10, "middling": 30, "wider": 45}
+    weights = weigh(["wider", "rare", "middling"], df, chunks=1000, total_length=1000, budget=50)
+    assert weights is not None
+    assert weights.selective == ["rare", "middling"]  # 10 + 30 fit; adding 45 would bring 85
+    assert weights.lexemes == ["wider", "rare", "middling"]
+
+
+def test_in_a_tiny_scope_every_lexeme_of_one_chunk_selects() -> None:
+    # 5% of 10 chunks is under one chunk: a lexeme found once must still select its chunk.
+    weights = weigh(["first", "second"], {"first": 1, "second": 1}, chunks=10, total_length=10)
+    assert weights is not None
+    assert sorted(weights.selective) == ["first", "second"]
+
+
 def test_nothing_to_match_is_none() -> None:
     assert weigh(["x"], {}, chunks=10, total_length=10) is None
     assert weigh(["x"], {"x": 1}, chunks=0, total_length=0) is None

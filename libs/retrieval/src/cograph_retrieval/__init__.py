@@ -1,9 +1,10 @@
 """Hybrid retrieval written once for every store: dense (pgvector) + BM25 full text, fused by RRF."""
 
-from cograph_retrieval.fusion import Fused, reciprocal_rank_fusion
+from cograph_retrieval.fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
 from cograph_retrieval.hybrid import ChunkTable, HybridRetriever, Query, StreamHit
 
 __all__ = [
+    "DEFAULT_RRF_K",
     "ChunkTable",
     "Fused",
     "HybridRetriever",

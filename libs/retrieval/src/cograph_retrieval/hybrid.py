@@ -16,7 +16,7 @@ import msgspec
 
 from cograph_db import Connection
 from cograph_retrieval.bm25 import K1, B, TermWeights, weigh
-from cograph_retrieval.fusion import reciprocal_rank_fusion
+from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -33,6 +33,9 @@ class ChunkTable(msgspec.Struct, frozen=True):
     # A SQL function of the query text ($1) to the lexemes it is searched by, used instead of
     # to_tsvector(text_config, …) where the stored tsvector was built another way (code identifiers).
     lexemes_function: str = ""
+    # False when the tsvector has no positions (array_to_tsvector): every lexeme then counts once,
+    # and the whole vector is read, since ts_filter only keeps lexemes that have positions.
+    positional: bool = True
 
     def __post_init__(self) -> None:
         names = (self.table, self.scope_column, self.term_stats, self.scope_stats, self.text_config)
@@ -49,7 +52,7 @@ class Query(msgspec.Struct, frozen=True):
     model: str = ""
     dense_weight: float = 1.0
     text_weight: float = 1.0
-    rrf_k: float = 60.0
+    rrf_k: float = DEFAULT_RRF_K
     candidates: int = 100  # per stream, before fusion
     # Optional extra condition on the chunk row `k`, with its own parameters ($1… renumbered).
     condition: str = ""
@@ -97,22 +100,31 @@ class HybridRetriever:
     async def _bm25(self, connection: Connection, query: Query, weights: TermWeights) -> list[uuid.UUID]:
         t = self.table
         extra, extra_args = self._condition(query, 7)
+        # Only the query's own lexemes of each candidate are read: setweight marks them and
+        # ts_filter keeps them, in C, so a long chunk costs no more rows than a short one.
+        matched = (
+            "ts_filter(setweight(setweight(k.search_text, 'D'), 'A', $1::text[]), '{a}')"
+            if t.positional
+            else "k.search_text"
+        )
         sql = f"""
             WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])),
             candidates AS (
-                SELECT k.id, k.search_text FROM {t.table} k
+                SELECT k.id, {matched} AS matched, length(k.search_text)::float8 AS chunk_length
+                FROM {t.table} k
                 WHERE k.{t.scope_column} = ANY($3::uuid[])
                   AND k.search_text @@ array_to_string(
                         ARRAY(SELECT quote_literal(s) FROM unnest($4::text[]) s), ' | ')::tsquery
                   {extra})
             SELECT c.id
             FROM candidates c
-            CROSS JOIN LATERAL unnest(c.search_text) AS u(lexeme, positions, weights)
+            CROSS JOIN LATERAL unnest(c.matched) AS u(lexeme, positions, weights)
             JOIN q ON q.lexeme = u.lexeme
-            GROUP BY c.id, length(c.search_text)
-            ORDER BY sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1} + 1))
+            GROUP BY c.id, c.chunk_length
+            ORDER BY sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1}::float8 + 1))
                           / (coalesce(array_length(u.positions, 1), 1)
-                             + {K1} * (1 - {B} + {B} * length(c.search_text) / $5::float8))) DESC, c.id
+                             + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
+                     DESC, c.id
             LIMIT $6"""
         rows = await connection.fetch(
             sql,

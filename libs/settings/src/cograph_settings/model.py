@@ -19,6 +19,13 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Annotated[str, Meta(description="Data directory of the embedded PostgreSQL.")] = (
         ".cograph/postgres"
     )
+    embedded_shared_buffers: Annotated[
+        str,
+        Meta(
+            pattern=r"^[1-9][0-9]*(kB|MB|GB)$",
+            description="shared_buffers of the embedded PostgreSQL (e.g. 512MB, 2GB): its cache.",
+        ),
+    ] = "1GB"
     pool_min_size: Annotated[int, Meta(ge=0, description="Connections each service keeps open.")] = 1
     pool_max_size: Annotated[int, Meta(gt=0, description="Most connections one service opens.")] = 10
     command_timeout_seconds: Annotated[
@@ -122,7 +129,9 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
         int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
     ] = 8093
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50063"
-    rrf_k: Annotated[float, Meta(gt=0, description="Reciprocal rank fusion constant.")] = 60.0
+    rrf_k: Annotated[
+        float, Meta(gt=0, description="Reciprocal rank fusion constant (see libs/retrieval fusion.py).")
+    ] = 10.0
     dense_weight: Annotated[
         float, Meta(ge=0, description="Weight of the dense (vector) stream in fusion.")
     ] = 1.0

@@ -31,7 +31,7 @@ from cograph_collections.search import ChunkSearch
 from cograph_collections.service import Collections
 from cograph_collections.store import CollectionRow, CollectionStore
 from cograph_grpc import InvalidArgument, NotFound, next_page_token, page_window
-from cograph_retrieval import Query
+from cograph_retrieval import DEFAULT_RRF_K, Query
 
 Context = aio.ServicerContext[Any, Any]
 
@@ -285,7 +285,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
             model=request.embedding_model,
             dense_weight=request.dense_weight,
             text_weight=request.text_weight,
-            rrf_k=request.rrf_k or 60.0,
+            rrf_k=request.rrf_k or DEFAULT_RRF_K,
             candidates=max(100, request.limit),
         )
         hits = await self._search.search(query)

@@ -34,6 +34,7 @@ CODE_NODES = ChunkTable(
     scope_stats="code_scope_stats",
     text_config="simple",
     lexemes_function="identifier_lexemes",
+    positional=False,
 )
 # Identifier-shaped words of a query: ParseConfig, parse_config, pkg.module.Class, `validate()`.
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")

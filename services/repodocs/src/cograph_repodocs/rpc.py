@@ -39,7 +39,7 @@ from cograph_repodocs.repository_store import RepositoryRow, RepositoryStore
 from cograph_repodocs.retrieval import RepoSearch
 from cograph_repodocs.runner import SyncRunner
 from cograph_repodocs.sync_store import SyncStore, SyncTrigger
-from cograph_retrieval import Query
+from cograph_retrieval import DEFAULT_RRF_K, Query
 
 Context = aio.ServicerContext[Any, Any]
 
@@ -296,6 +296,6 @@ def _query(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
         model=request.embedding_model,
         dense_weight=request.dense_weight,
         text_weight=request.text_weight,
-        rrf_k=request.rrf_k or 60.0,
+        rrf_k=request.rrf_k or DEFAULT_RRF_K,
         candidates=max(100, request.limit),
     )

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 
 import grpc
+import msgspec
 import pytest
 from grpc import aio
 
@@ -152,3 +154,46 @@ async def test_sweep_turns_a_silent_running_job_into_an_error(
     assert job.error is not None
     assert "stopped responding" in job.error
     assert "retry it" in job.error
+
+
+@pytest.mark.parametrize("finishes_in_time", [True, False])
+async def test_a_stopping_worker_drains_then_records_what_it_cut_off(
+    service: Running, collection: pb.Collection, database: str, finishes_in_time: bool
+) -> None:
+    """Stop claims nothing new, waits worker_drain_seconds for the running job, and a job cut
+    off is an error at once, with the reason (not a 'running' row left for the sweep)."""
+    await service.host.stop()  # its in-process worker must not take the jobs
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(job: object, report: Callable[[int, int], Awaitable[None]]) -> None:
+        await report(1, 3)
+        started.set()
+        await release.wait()
+
+    settings = msgspec.structs.replace(service.settings.collections, worker_drain_seconds=0.5)
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        async with pool.acquire() as connection:
+            jobs = JobStore(connection)
+            running_id = await jobs.enqueue(uuid.UUID(collection.id), Kind.RESOLVE_LINKS)
+        worker = Worker(pool, database, {Kind.RESOLVE_LINKS: slow}, settings)
+        await worker.start()
+        await asyncio.wait_for(started.wait(), timeout=10)
+        async with pool.acquire() as connection:
+            waiting_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.RESOLVE_LINKS)
+        if finishes_in_time:
+            asyncio.get_running_loop().call_later(0.1, release.set)
+        await worker.stop()
+        async with pool.acquire() as connection:
+            ran = await JobStore(connection).get(running_id)
+            waiting = await JobStore(connection).get(waiting_id)
+    finally:
+        await pool.close()
+    assert ran is not None
+    assert waiting is not None
+    assert waiting.status == "queued"  # a stopping worker claims nothing more
+    if finishes_in_time:
+        assert ran.status == "success"
+    else:
+        assert ran.status == "error"
+        assert ran.error == "the worker stopped before the job finished (1 of 3 done); retry it"

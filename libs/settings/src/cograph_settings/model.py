@@ -103,6 +103,10 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
     stale_after_seconds: Annotated[
         float, Meta(gt=0, description="A running job silent this long is marked error by the sweep.")
     ] = 120.0
+    worker_drain_seconds: Annotated[
+        float,
+        Meta(ge=0, description="On shutdown, how long running jobs may finish before they are cut off."),
+    ] = 10.0
 
 
 class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):

@@ -2,6 +2,8 @@
 
 Several workers, on several machines, may run at once: a claim is an UPDATE over
 `SELECT ... FOR UPDATE SKIP LOCKED`, so a job runs once. Jobs never retry by themselves.
+A stopping worker claims nothing more and lets running jobs finish for a while; a job it
+must cut off is recorded as an error at once, saying so, rather than left to the sweep.
 """
 
 from __future__ import annotations
@@ -49,39 +51,54 @@ class Worker:
         self._settings = settings
         self.name = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
         self._wake = asyncio.Event()
+        self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._sweeper: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection[Any] | None = None
 
     async def start(self) -> None:
         self._listener = await asyncpg.connect(self._dsn)
         await self._listener.add_listener(CHANNEL, lambda *_: self._wake.set())
+        self._stopping = False
         self._tasks = [
             asyncio.create_task(self._loop(), name=f"worker-{i}")
             for i in range(self._settings.worker_concurrency)
         ]
-        self._tasks.append(asyncio.create_task(self._sweep_loop(), name="worker-sweep"))
+        self._sweeper = asyncio.create_task(self._sweep_loop(), name="worker-sweep")
         log.info("job worker %s started", self.name)
 
     async def stop(self) -> None:
-        """Running jobs are cancelled: their rows stop beating and the sweep reports them."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
+        """Claim nothing more; running jobs get worker_drain_seconds to finish, then are cut off."""
+        self._stopping = True
+        self._wake.set()  # idle loops leave at once
+        loops, self._tasks = self._tasks, []
+        if loops:
+            drain = self._settings.worker_drain_seconds
+            _, running = await asyncio.wait(loops, timeout=drain)
+            if running:
+                log.warning("job worker stopping: cutting off %d job(s) after %gs", len(running), drain)
+            for task in running:
+                task.cancel()
+            for task in loops:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._sweeper is not None:
+            self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+                await self._sweeper
+            self._sweeper = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 ran = await self.run_once()
             except (OSError, asyncpg.PostgresError):
                 log.exception("job worker cannot reach the database; retrying")
                 ran = False
-            if not ran:
+            if not ran and not self._stopping:
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     # NOTIFY wakes us at once; the timeout is a safety net for a lost notification.
@@ -119,10 +136,15 @@ class Worker:
 
         heart = asyncio.create_task(beat())
         error: str | None = None
+        cut_off = False
         try:
             await self._handlers[job.kind](job, report)
         except asyncio.CancelledError:
-            raise
+            cut_off = True
+            error = (
+                f"the worker stopped before the job finished ({progress['done']} of "
+                f"{progress['total']} done); retry it"
+            )
         except Exception as exc:
             log.exception("job %s (%s) failed", job.id, job.kind)
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -135,4 +157,6 @@ class Worker:
         status = "error" if error else "success"
         JOB_DURATION.labels(job.kind.value, status).observe(time.perf_counter() - started)
         log.info("job %s (%s) %s", job.id, job.kind, status)
+        if cut_off:
+            raise asyncio.CancelledError
         return True

@@ -332,6 +332,26 @@ def test_link_destinations_decode_escapes_and_entities() -> None:
     assert [link.href for link in doc.links] == ["my doc.md", "x_y.md", "q?a=1&b=2", "https://w.org/A_(b)"]
 
 
+def test_line_numbers_count_lines_not_bytes_after_non_ascii_text() -> None:
+    doc = parse_markdown(
+        "# Été\n\nCafé 日本語 [a](b.md)\n\n| ü | ß |\n|---|---|\n| 二 | [c](d.md) |\n\n## Fin\xa0!\n"
+    )
+    assert [(h.text, h.line) for h in doc.heading_tree] == [("Été", 1), ("Fin\xa0!", 9)]
+    assert [(link.href, link.line) for link in doc.links] == [("b.md", 3), ("d.md", 7)]
+    assert [(t.header, t.rows, t.start_line, t.end_line) for t in doc.tables] == [
+        (("ü", "ß"), (("二", "[c](d.md)"),), 5, 7)
+    ]
+
+
+def test_reference_definitions_are_blocks_so_that_chunks_cover_them() -> None:
+    doc = parse_markdown("See [a].\n\n[a]: a.md\n\n[b]: b.md\n[c]: c.md\n")
+    assert [(block.kind, block.start_line, block.end_line) for block in doc.blocks] == [
+        ("paragraph", 1, 1),
+        ("paragraph", 3, 3),
+        ("paragraph", 5, 6),
+    ]
+
+
 # --- sizes and line endings ------------------------------------------------------------
 
 

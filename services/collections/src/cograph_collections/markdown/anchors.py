@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_ASCII_DROPPED = re.compile(r"[^a-z0-9_\-\s]")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -22,13 +21,16 @@ class _KeptCharacters(dict[int, str | None]):
 
 
 _KEPT = _KeptCharacters()
+_ASCII_KEPT = {code: _KEPT[code] for code in range(128)}  # complete, so translate needs no lookups
 
 
 def slugify(text: str) -> str:
     """Lowercase, punctuation and symbols stripped, whitespace runs collapsed to '-'."""
     lowered = text.strip().lower()
-    kept = _ASCII_DROPPED.sub("", lowered) if lowered.isascii() else lowered.translate(_KEPT)
-    return _WHITESPACE.sub("-", kept)
+    kept = lowered.translate(_ASCII_KEPT if lowered.isascii() else _KEPT)
+    if "  " in kept or not kept.isprintable():  # a run of spaces, or other whitespace
+        return _WHITESPACE.sub("-", kept)
+    return kept.replace(" ", "-")
 
 
 class AnchorAllocator:

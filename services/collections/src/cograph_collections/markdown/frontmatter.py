@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import re
 from typing import Any
 
 import msgspec
@@ -14,14 +15,15 @@ try:  # libyaml is an order of magnitude faster than the pure-Python loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-_OPENING = "---"
-_CLOSINGS = ("---", "...")
+# A line closing the block: '---' or '...', trailing whitespace allowed.
+_CLOSING = re.compile(r"^(?:---|\.\.\.)[^\S\n]*$", re.MULTILINE)
 
 
 class Frontmatter(msgspec.Struct, frozen=True):
     data: dict[str, Any]
     body_start: int  # index of the first body line (0 when there is no frontmatter)
     warnings: tuple[str, ...] = ()
+    body_offset: int = 0  # where the first body line starts in the text
 
 
 def _json_safe(value: Any) -> Any:
@@ -37,24 +39,27 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def split_frontmatter(lines: list[str]) -> Frontmatter:
-    """Frontmatter of a document given as lines. An unclosed '---' block is not frontmatter."""
-    if not lines or lines[0].rstrip() != _OPENING:
+def split_frontmatter(text: str) -> Frontmatter:
+    """Frontmatter of a document (lines ended by \\n). An unclosed '---' block is not frontmatter."""
+    first_end = text.find("\n")
+    if first_end < 0 or text[:first_end].rstrip() != "---":
         return Frontmatter({}, 0)
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in _CLOSINGS:
-            return _parse_yaml("\n".join(lines[1:index]), index + 1)
-    return Frontmatter({}, 0)
+    closing = _CLOSING.search(text, first_end + 1)
+    if closing is None:
+        return Frontmatter({}, 0)
+    data, warnings = _parse_yaml(text[first_end + 1 : max(closing.start() - 1, first_end + 1)])
+    body_start = text.count("\n", 0, closing.start()) + 1
+    return Frontmatter(data, body_start, warnings, min(closing.end() + 1, len(text)))
 
 
-def _parse_yaml(source: str, body_start: int) -> Frontmatter:
+def _parse_yaml(source: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     try:
         data = yaml.load(source, Loader=_Loader)
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return Frontmatter({}, body_start, (f"invalid frontmatter YAML: {reason}",))
+        return {}, (f"invalid frontmatter YAML: {reason}",)
     if data is None:
-        return Frontmatter({}, body_start)
+        return {}, ()
     if not isinstance(data, dict):
-        return Frontmatter({}, body_start, (f"frontmatter is a {type(data).__name__}, not a mapping",))
-    return Frontmatter(_json_safe(data), body_start)
+        return {}, (f"frontmatter is a {type(data).__name__}, not a mapping",)
+    return _json_safe(data), ()

@@ -19,12 +19,23 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SLASHES = re.compile(r"/{2,}")
 MAX_SOURCE_KEY_CHARS = 1024
+# Obsidian embeds of these are attachments (images, media, PDFs, canvases), not notes.
+_ATTACHMENT_SUFFIX = re.compile(
+    r"\.(?:png|jpe?g|gif|bmp|svg|webp|avif|ico|tiff?|mp3|webm|wav|m4a|ogg|3gp|flac|mp4|ogv|mov|mkv"
+    r"|pdf|canvas|base|excalidraw|csv|json|zip)$",
+    re.IGNORECASE,
+)
 
 
 def split_fragment(href: str) -> tuple[str, str | None]:
     """('path', 'fragment') of an href; the fragment is None when there is no '#'."""
     path, hash_sign, fragment = href.partition("#")
     return path, (fragment if hash_sign else None)
+
+
+def is_attachment(wiki_target: str) -> bool:
+    """Whether an Obsidian ![[embed]] target names an attachment rather than a note."""
+    return _ATTACHMENT_SUFFIX.search(split_fragment(wiki_target)[0].strip()) is not None
 
 
 def classify_href(href: str) -> LinkType:

@@ -1,15 +1,12 @@
-"""parse_markdown: frontmatter, one block pass over the body lines, then inline links."""
+"""parse_markdown: frontmatter, then the body's structure from one pass of pulldown-cmark."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from cograph_collections.markdown.anchors import AnchorAllocator
-from cograph_collections.markdown.blocks import BlockScan
 from cograph_collections.markdown.frontmatter import split_frontmatter
-from cograph_collections.markdown.inline import plain_text, scan_links
-from cograph_collections.markdown.links import classify_href, split_fragment
-from cograph_collections.markdown.model import Block, Heading, Link, LinkType, ParsedDocument, Table
+from cograph_collections.markdown.model import ParsedDocument
+from cograph_collections.markdown.structure import Structure
 
 
 def normalise_text(text: str) -> str:
@@ -19,14 +16,6 @@ def normalise_text(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines of normalised text; a final newline ends the last line rather than adding one."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _frontmatter_title(frontmatter: dict[str, Any]) -> str | None:
@@ -40,17 +29,12 @@ def _frontmatter_title(frontmatter: dict[str, Any]) -> str | None:
 def parse_markdown(text: str) -> ParsedDocument:
     """Parse one collection document. Never raises on malformed markdown or YAML."""
     text = normalise_text(text)
-    lines = split_lines(text)
-    frontmatter = split_frontmatter(lines)
-    body_offset = sum(len(line) + 1 for line in lines[: frontmatter.body_start])
-    scan_text = text if text.endswith("\n") else text + "\n"
-    scan = BlockScan().scan(scan_text, lines, frontmatter.body_start, body_offset)
-
-    anchors = AnchorAllocator()
-    headings: list[Heading] = []
-    for raw in scan.headings:
-        heading_text = plain_text(raw.source, scan.references)
-        headings.append(Heading(raw.level, heading_text, anchors.allocate(heading_text), raw.line))
+    frontmatter = split_frontmatter(text)
+    body = text[frontmatter.body_offset :]
+    structure = Structure(body, frontmatter.body_start + 1)
+    headings = structure.headings
+    # a final newline ends the last line rather than starting one
+    line_count = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
     title = _frontmatter_title(frontmatter.data)
     if title is None:
@@ -62,34 +46,11 @@ def parse_markdown(text: str) -> ParsedDocument:
         frontmatter=frontmatter.data,
         title=title,
         heading_tree=tuple(headings),
-        code_blocks=tuple(scan.code_blocks),
-        tables=tuple(
-            Table(tuple(raw.header), tuple(map(tuple, raw.rows)), raw.start_line, raw.end_line)
-            for raw in scan.tables
-        ),
-        links=tuple(_links(scan)),
-        blocks=tuple(Block(raw.kind, raw.start_line, raw.end_line, raw.heading) for raw in scan.blocks),
-        word_count=len(text[body_offset:].split()),
-        line_count=len(lines),
+        code_blocks=tuple(structure.code_blocks),
+        tables=tuple(structure.tables),
+        links=tuple(structure.links),
+        blocks=tuple(structure.blocks),
+        word_count=len(body.split()),
+        line_count=line_count,
         warnings=frontmatter.warnings,
     )
-
-
-def _links(scan: BlockScan) -> list[Link]:
-    links: list[Link] = []
-    for inline in scan.inline_texts:
-        for found in scan_links(inline.text, scan.references):
-            link_type: LinkType = "wiki" if found.wiki else classify_href(found.href)
-            fragment = split_fragment(found.href)[1]
-            links.append(
-                Link(
-                    text=found.text,
-                    href=found.href,
-                    line=inline.line_at(found.offset),
-                    link_type=link_type,
-                    anchor=fragment or None,
-                    embed=found.embed,
-                )
-            )
-    links.sort(key=lambda link: link.line)
-    return links

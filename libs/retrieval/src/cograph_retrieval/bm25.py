@@ -35,14 +35,13 @@ class TermWeights(msgspec.Struct, frozen=True):
 
 
 def weigh(
-    lexemes: list[str], df: dict[str, int], chunks: int, total_length: int, budget: int | None = None
+    lexemes: list[str], df: dict[str, int], chunks: int, total_length: int, budget: int = CANDIDATE_BUDGET
 ) -> TermWeights | None:
     """IDF per query lexeme over the scope; None when nothing in the scope can match."""
     present = [lexeme for lexeme in lexemes if df.get(lexeme, 0) > 0]
     if not present or chunks <= 0:
         return None
     idf = [math.log(1 + (chunks - df[lexeme] + 0.5) / (df[lexeme] + 0.5)) for lexeme in present]
-    budget = CANDIDATE_BUDGET if budget is None else budget
     rarest_first = sorted(present, key=lambda lexeme: df[lexeme])
     # The rarest lexeme always selects, so a query of common words still finds something.
     selective = rarest_first[:1]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_db import connect
 from cograph_embeddings import EmbeddingProvider
 from support.collections import Running
 
@@ -103,3 +106,24 @@ async def test_search_never_leaves_the_scope(
     assert await search(service, embedder, [], "zorblax secrets") == []
     both = await search(service, embedder, [collection.id, other.id], "zorblax secrets")
     assert both[0].chunk.collection_id == other.id
+
+
+async def test_chunk_lexemes_are_stored_inside_the_row(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """BM25 reads every candidate's tsvector: it must not live out of line (TOAST), where each
+    read costs an index lookup and more pages, even for a chunk near the size limit."""
+    words = " ".join(f"term{number}" for number in range(420))  # ~3,800 characters, 420 lexemes
+    await service.upload(collection.id, ("long.md", f"# Long\n\n{words}\n".encode()))
+    connection = await connect(database)
+    try:
+        rows = await connection.fetch(
+            "SELECT pg_column_size(search_text) AS size, pg_column_toast_chunk_id(search_text) AS toast"
+            " FROM collections.md_chunks WHERE collection_id = $1",
+            uuid.UUID(collection.id),
+        )
+    finally:
+        await connection.close()
+    assert len(rows) == 1
+    assert rows[0]["size"] > 2_000  # large enough that the default storage would move it out
+    assert rows[0]["toast"] is None

@@ -70,14 +70,13 @@ from cograph.search.v1 import search_service_pb2_grpc as search_grpc
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.app import create_service as create_collections
 from cograph_collections.documents import wiki_key
-from cograph_collections.embedding import ensure_vector_index
 from cograph_collections.markdown import MarkdownChunker, TooManyChunksError, parse_markdown
 from cograph_collections.markdown.links import normalise_source_key
 from cograph_collections.search import TABLE, ChunkSearch
 from cograph_db import Connection, EmbeddedPostgres, apply_migrations, connect, create_pool
 from cograph_embeddings import LocalProvider, create_provider
 from cograph_grpc import open_channel
-from cograph_retrieval import HybridRetriever, Query
+from cograph_retrieval import HybridRetriever, Query, ensure_vector_index
 from cograph_search.app import create_service as create_search
 from cograph_settings import Settings
 from cograph_telemetry import configure_logging, configure_tracing
@@ -460,7 +459,7 @@ async def fill(
     copied = time.perf_counter()
     async with pool.acquire() as connection:
         await connection.execute("SET maintenance_work_mem = '1GB'")
-        await ensure_vector_index(connection, dimension)
+        await ensure_vector_index(connection, TABLE, dimension)
         indexed = time.perf_counter()
         for table in ("md_collections", "md_documents", "md_chunks", "md_term_stats", "md_scope_stats"):
             await connection.execute(f"VACUUM (ANALYZE) {table}")

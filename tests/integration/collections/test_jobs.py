@@ -16,7 +16,7 @@ from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.jobs import JobStore, Kind
 from cograph_collections.service import Collections
 from cograph_collections.worker import Worker
-from cograph_db import create_pool
+from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
 from support.collections import Running
 
@@ -60,6 +60,26 @@ async def test_unchanged_reupload_costs_no_embedding(service: Running, collectio
     jobs = await service.wait_for_jobs(collection.id)
     assert service.counter.calls == calls_before
     assert sum(job.kind == pb.JOB_KIND_EMBED for job in jobs) == 1  # no new embed job was queued
+
+
+async def test_an_embed_job_does_not_wait_for_other_writers_once_its_index_exists(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """CREATE INDEX locks the chunk table against every writer even when the index exists, so the
+    embed job looks its index up first: a long write elsewhere does not hold embedding up."""
+    await service.upload(collection.id, ("a.md", b"# Alpha\n\nFirst."))
+    await service.wait_for_jobs(collection.id)  # the first embed job created the index
+    writer = await connect(database)
+    try:
+        async with writer.transaction():
+            await writer.execute("LOCK TABLE collections.md_chunks IN ROW EXCLUSIVE MODE")  # as a writer
+            await service.upload(collection.id, ("b.md", b"# Beta\n\nSecond."))
+            jobs = await service.wait_for_jobs(collection.id, timeout=20)
+    finally:
+        await writer.close()
+    assert all(job.status == pb.JOB_STATUS_SUCCESS for job in jobs)
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert (status.embedded_chunks, status.pending_chunks) == (2, 0)
 
 
 async def test_retry_is_refused_for_uploads_and_makes_a_new_job_otherwise(

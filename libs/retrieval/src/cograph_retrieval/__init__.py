@@ -1,7 +1,7 @@
 """Hybrid retrieval written once for every store: dense (pgvector) + BM25 full text, fused by RRF."""
 
 from cograph_retrieval.fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
-from cograph_retrieval.hybrid import ChunkTable, HybridRetriever, Query, StreamHit
+from cograph_retrieval.hybrid import ChunkTable, HybridRetriever, Query, StreamHit, ensure_vector_index
 
 __all__ = [
     "DEFAULT_RRF_K",
@@ -10,5 +10,6 @@ __all__ = [
     "HybridRetriever",
     "Query",
     "StreamHit",
+    "ensure_vector_index",
     "reciprocal_rank_fusion",
 ]

@@ -8,10 +8,12 @@ finds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Mapping, Sequence
 
+import asyncpg
 import msgspec
 
 from cograph_db import Connection
@@ -42,6 +44,23 @@ class ChunkTable(msgspec.Struct, frozen=True):
         for name in (*names, self.lexemes_function or "none"):
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"{name!r} is not a plain SQL identifier")
+
+
+async def ensure_vector_index(connection: Connection, table: ChunkTable, dimension: int) -> None:
+    """The HNSW index dense_stream is planned on, for one dimension (vectors are stored untyped,
+    so there is one per dimension, over that dimension's rows). Looked up first: CREATE INDEX
+    takes a SHARE lock on the table, which waits for and then blocks every writer, even when
+    the index already exists."""
+    name = f"{table.table}_embedding_{dimension:d}"
+    if await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", name):
+        return
+    # IF NOT EXISTS is not race-free: another worker or replica may create it at the same moment.
+    with contextlib.suppress(asyncpg.DuplicateTableError, asyncpg.UniqueViolationError):
+        await connection.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON {table.table}"
+            f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
+            f" WHERE embedding_dim = {dimension:d}"
+        )
 
 
 class Query(msgspec.Struct, frozen=True):
@@ -145,7 +164,7 @@ class HybridRetriever:
         t = self.table
         dimension = len(query.embedding)
         extra, extra_args = self._condition(query, 5)
-        # The expression and predicate match the per-dimension HNSW index the store builds.
+        # The expression and predicate match the index of ensure_vector_index.
         sql = f"""
             SELECT k.id FROM {t.table} k
             WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2

@@ -14,18 +14,11 @@ from typing import Any
 import asyncpg
 
 from cograph_collections.documents import SQL
+from cograph_collections.search import TABLE
 from cograph_embeddings import EmbeddingProvider
+from cograph_retrieval import ensure_vector_index
 
 Progress = Callable[[int, int], Awaitable[None]]
-
-
-async def ensure_vector_index(connection: asyncpg.pool.PoolConnectionProxy[Any], dimension: int) -> None:
-    """An HNSW index per dimension, over the rows of that dimension (vectors are stored untyped)."""
-    await connection.execute(
-        f"CREATE INDEX IF NOT EXISTS md_chunks_embedding_{dimension:d} ON md_chunks"
-        f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
-        f" WHERE embedding_dim = {dimension:d}"
-    )
 
 
 class ChunkEmbedder:
@@ -40,7 +33,7 @@ class ChunkEmbedder:
         model = await self._embedder.info()
         page = self._embedder.batch_size
         async with self._pool.acquire() as connection:
-            await ensure_vector_index(connection, model.dimension)
+            await ensure_vector_index(connection, TABLE, model.dimension)
             total: int = await connection.fetchval(
                 SQL.count_chunks_to_embed, collection_id, everything, model.name
             )

@@ -27,8 +27,10 @@ from cograph_repodocs.document_store import DocumentState, DocumentStore, NewChu
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.repository_store import RepositoryRow
+from cograph_repodocs.retrieval import CODE_NODES, DOC_CHUNKS
 from cograph_repodocs.sync_store import SyncResult, SyncStore
-from cograph_repodocs.vectors import Embedder, ensure_vector_indexes
+from cograph_repodocs.vectors import Embedder
+from cograph_retrieval import ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,6 @@ class SyncPipeline:
         self._checkouts = checkouts
         self._max_file_bytes = max_file_bytes
         self._chunker = WordWindowChunker()
-        self._indexed_dimensions: set[int] = set()
 
     async def run(self, repository: RepositoryRow, sync_id: uuid.UUID, *, force_relink: bool) -> SyncResult:
         async with self._pool.acquire() as connection:
@@ -100,7 +101,8 @@ class SyncPipeline:
         model = await embedder.model()
         chunker = self._chunker
         async with self._pool.acquire() as connection:
-            await self._ensure_indexes(connection, model.dimension)
+            for table in (DOC_CHUNKS, CODE_NODES):
+                await ensure_vector_index(connection, table, model.dimension)
             code_hashes = await CodeStore(connection).file_hashes(repository.id)
             states = await DocumentStore(connection).states(
                 repository.id, model.name, chunker.max_words, chunker.overlap_words
@@ -169,14 +171,6 @@ class SyncPipeline:
             mentions=await doc_store.count_mentions(repository.id),
             skipped=sorted(docs.skipped + code.skipped, key=lambda s: (s.path, s.reason)),
         )
-
-    async def _ensure_indexes(
-        self, connection: asyncpg.pool.PoolConnectionProxy[Any], dimension: int
-    ) -> None:
-        # Once per process: CREATE INDEX locks the table even when the index exists.
-        if dimension not in self._indexed_dimensions:
-            await ensure_vector_indexes(connection, dimension)
-            self._indexed_dimensions.add(dimension)
 
     async def _plan_nodes(
         self, repository: RepositoryRow, code: CodeScan, model: str

@@ -1,19 +1,13 @@
-"""Embedding texts with the service's provider, and the vector indexes the stored vectors need."""
+"""Embedding texts with the service's provider."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Sequence
 
-import asyncpg
 from pgvector import Vector
 
-from cograph_db import Connection
 from cograph_embeddings import EmbeddingProvider, ModelInfo
-
-# Vectors are stored untyped; an HNSW index needs one dimension, so there is one per dimension.
-INDEXED_TABLES = ("repo_document_chunks", "code_nodes")
 
 
 class Embedder:
@@ -37,15 +31,3 @@ class Embedder:
             self.seconds += time.perf_counter() - began
             vectors.extend(Vector(v) for v in batch)
         return vectors
-
-
-async def ensure_vector_indexes(connection: Connection, dimension: int) -> None:
-    """HNSW cosine indexes over the rows of this dimension; created once, outside any sync transaction."""
-    for table in INDEXED_TABLES:
-        # IF NOT EXISTS is not race-free: another replica may create the index at the same moment.
-        with contextlib.suppress(asyncpg.DuplicateTableError, asyncpg.UniqueViolationError):
-            await connection.execute(
-                f"CREATE INDEX IF NOT EXISTS {table}_embedding_{dimension:d} ON {table}"
-                f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
-                f" WHERE embedding_dim = {dimension:d}"
-            )

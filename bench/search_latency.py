@@ -19,14 +19,16 @@ Queries: the 300 SciFact test claims and 200 section headings of the markdown co
 once beforehand (query embedding is not measured, except in the search-service row).
 
 Measured, interleaved in rounds so background load hits every mode alike:
-- raw:       HybridRetriever.search on an asyncpg pool in this process (the retriever's SQL only);
+- raw:       HybridRetriever.search on an asyncpg pool in this process (the retriever's SQL only,
+             its streams at once on two pooled connections, as the stores run it);
 - store:     ChunkSearch.search in this process (the retriever, then the hit rows the service reads);
 - service:   CollectionsService.SearchChunks over a grpc.aio channel to the collections service,
              running in its own process as `cograph serve collections` runs it (tracing on);
 - grpc ping: the standard health Check on the same channel, the fixed cost of a gRPC call;
 - search:    SearchService.SearchCollection, which embeds the query itself (a quarter of the
              requests; reported, not part of the ratio).
-Then every query once through a recording connection, timing each statement the retriever runs;
+Then every query once through a recording connection, timing each statement of the two streams,
+run one after the other;
 --explain adds EXPLAIN (ANALYZE, BUFFERS) of the median and slowest BM25 and HNSW statements.
 
 With --data-dir the store and the vectors are kept, and a later run with the same --chunks,
@@ -638,7 +640,7 @@ async def measure(
 
 
 class Recorder:
-    """Stands in for the connection the retriever is given: runs and times each statement, and
+    """Stands in for the connection a stream is given: runs and times each statement, and
     keeps its SQL and arguments, so the plans shown are those of the very statements it runs."""
 
     def __init__(self, connection: Connection) -> None:
@@ -692,12 +694,13 @@ async def breakdown(
         for prepared in queries:
             recorder = Recorder(connection)
             began = time.perf_counter()
-            await retriever.search(cast("Connection", recorder), prepared.query)
+            for stream in (retriever.dense_stream, retriever.text_stream):
+                await stream(cast("Connection", recorder), prepared.query)
             total = (time.perf_counter() - began) * 1000
             sums: dict[str, float] = {}
             for name, _, _, ms in recorder.statements:
                 sums[name] = sums.get(name, 0.0) + ms
-            sums["whole search"] = total
+            sums["both streams in turn"] = total
             for name, ms in sums.items():
                 per_label.setdefault(name, Series()).latencies.append(ms)
             statements.extend(recorder.statements)
@@ -911,8 +914,7 @@ async def measure_all(
     store = ChunkSearch(pool)
 
     async def raw(query: Prepared) -> int:
-        async with pool.acquire() as connection:
-            return len(await retriever.search(connection, query.query))
+        return len(await retriever.search(pool, query.query))
 
     async def rows(query: Prepared) -> int:
         return len(await store.search(query.query))

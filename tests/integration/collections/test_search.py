@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import uuid
 
+import msgspec
+
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_db import connect
+from cograph_collections.app import MIGRATIONS
+from cograph_collections.search import ChunkSearch
+from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
+from cograph_retrieval import Query
+from cograph_settings import Settings
 from support.collections import Running
 
 DOCUMENTS = [
@@ -87,6 +93,36 @@ async def test_a_paraphrase_with_no_shared_words_is_found_by_the_dense_stream(
     assert hits[0].ranks.dense == 1
     assert hits[0].chunk.section_anchor == "backups"
     assert list(hits[0].chunk.heading_path) == ["Backups"]
+
+
+async def test_streams_take_a_connection_each_and_never_a_second(
+    service: Running,
+    collection: pb.Collection,
+    embedder: EmbeddingProvider,
+    settings: Settings,
+    database: str,
+) -> None:
+    """The streams of one search run at once, each on a pooled connection of its own; one that
+    waited for a second connection could deadlock a busy pool. A one-connection pool still
+    answers, its streams taking turns."""
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+    one = msgspec.structs.replace(settings.database, pool_min_size=1, pool_max_size=1)
+    pool = await create_pool(database, one, schema=MIGRATIONS.schema)
+    try:
+        query = Query(
+            text="what is a zorblax",
+            scope=[uuid.UUID(collection.id)],
+            limit=4,
+            embedding=await embedder.embed_one("what is a zorblax"),
+            model=(await embedder.info()).name,
+        )
+        hits = await ChunkSearch(pool).search(query)
+    finally:
+        await pool.close()
+    assert hits[0].chunk.source_key == "glossary.md"
+    assert hits[0].ranks["text"] == 1
+    assert set(hits[0].ranks) == {"dense", "text"}
 
 
 async def test_search_never_leaves_the_scope(

@@ -1,7 +1,14 @@
 """Hybrid retrieval written once for every store: dense (pgvector) + BM25 full text, fused by RRF."""
 
 from cograph_retrieval.fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
-from cograph_retrieval.hybrid import ChunkTable, HybridRetriever, Query, StreamHit, ensure_vector_index
+from cograph_retrieval.hybrid import (
+    ChunkTable,
+    HybridRetriever,
+    Query,
+    Stream,
+    StreamHit,
+    ensure_vector_index,
+)
 
 __all__ = [
     "DEFAULT_RRF_K",
@@ -9,6 +16,7 @@ __all__ = [
     "Fused",
     "HybridRetriever",
     "Query",
+    "Stream",
     "StreamHit",
     "ensure_vector_index",
     "reciprocal_rank_fusion",

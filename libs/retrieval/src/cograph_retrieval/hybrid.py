@@ -8,10 +8,12 @@ finds nothing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import asyncpg
 import msgspec
@@ -76,6 +78,13 @@ class Query(msgspec.Struct, frozen=True):
     # Optional extra condition on the chunk row `k`, with its own parameters ($1… renumbered).
     condition: str = ""
     condition_args: tuple[object, ...] = ()
+
+
+class Stream(NamedTuple):
+    """A ranked stream: its weight in the fusion, and how it ranks chunk ids on a connection."""
+
+    weight: float
+    rank: Callable[[Connection], Awaitable[Sequence[uuid.UUID]]]
 
 
 class StreamHit(msgspec.Struct, frozen=True):
@@ -181,21 +190,34 @@ class HybridRetriever:
         return [row["id"] for row in rows]
 
     async def search(
-        self,
-        connection: Connection,
-        query: Query,
-        extra: Mapping[str, tuple[float, Sequence[uuid.UUID]]] | None = None,
+        self, pool: asyncpg.Pool[Any], query: Query, extra: Mapping[str, Stream] | None = None
     ) -> list[StreamHit]:
-        """Both streams (and any extra ranked stream a store adds, with its weight), fused;
-        a stream with weight 0 is not run."""
-        streams: dict[str, Sequence[uuid.UUID]] = {}
-        weights = {"dense": query.dense_weight, "text": query.text_weight}
-        if query.dense_weight > 0:
-            streams["dense"] = await self.dense_stream(connection, query)
-        if query.text_weight > 0:
-            streams["text"] = await self.text_stream(connection, query)
-        for name, (weight, ranked) in (extra or {}).items():
-            streams[name] = ranked
-            weights[name] = weight
-        fused = reciprocal_rank_fusion(streams, weights, query.rrf_k, query.limit)
+        """The dense and text streams, and any extra ranked stream a store adds, fused. Streams
+        with weight 0 are not run; the others run at once, each on a pooled connection of its
+        own. A stream holds one connection and never waits for a second, so searches that
+        outnumber the pool queue for it instead of deadlocking."""
+        streams: dict[str, Stream] = {
+            "dense": Stream(query.dense_weight, lambda connection: self.dense_stream(connection, query)),
+            "text": Stream(query.text_weight, lambda connection: self.text_stream(connection, query)),
+            **(extra or {}),
+        }
+        running = {name: stream for name, stream in streams.items() if stream.weight > 0}
+
+        async def run(stream: Stream) -> Sequence[uuid.UUID]:
+            async with pool.acquire() as connection:
+                return await stream.rank(connection)
+
+        tasks = [asyncio.ensure_future(run(stream)) for stream in running.values()]
+        try:
+            ranked = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:  # one stream failed: the others' work is of no use now
+                task.cancel()
+            raise
+        fused = reciprocal_rank_fusion(
+            dict(zip(running, ranked, strict=True)),
+            {name: stream.weight for name, stream in running.items()},
+            query.rrf_k,
+            query.limit,
+        )
         return [StreamHit(uuid.UUID(str(hit.key)), hit.score, hit.ranks) for hit in fused]

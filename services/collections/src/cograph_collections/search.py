@@ -29,8 +29,8 @@ class ChunkSearch:
         self._retriever = HybridRetriever(TABLE)
 
     async def search(self, query: Query) -> list[ChunkHit]:
+        hits = await self._retriever.search(self._pool, query)
         async with self._pool.acquire() as connection:
-            hits = await self._retriever.search(connection, query)
             rows = await connection.fetch(SQL.select_hits, [hit.id for hit in hits])
         by_id: dict[uuid.UUID, Any] = {row["id"]: row for row in rows}
         results = []

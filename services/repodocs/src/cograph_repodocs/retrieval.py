@@ -8,16 +8,17 @@ qualified_name. Every query is restricted to the repository ids passed in.
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import asyncpg
 import msgspec
 
-from cograph_db import Queries
+from cograph_db import Connection, Queries
 from cograph_repodocs.code_store import CodeNodeRow
 from cograph_repodocs.document_store import ChunkRow
 from cograph_repodocs.domain.discovery import DocumentKind
-from cograph_retrieval import ChunkTable, HybridRetriever, Query
+from cograph_retrieval import ChunkTable, HybridRetriever, Query, Stream
 
 SQL = Queries.load("cograph_repodocs.sql", "retrieval.sql")
 
@@ -75,23 +76,25 @@ class RepoSearch:
                 condition="k.document_id IN (SELECT id FROM repo_documents WHERE kind = ANY($1::text[]))",
                 condition_args=([kind.value for kind in kinds],),
             )
+        hits = await self._docs.search(self._pool, query)
         async with self._pool.acquire() as connection:
-            hits = await self._docs.search(connection, query)
             rows = await connection.fetch(SQL.select_chunk_hits, [hit.id for hit in hits])
         by_id = {row["id"]: msgspec.convert(dict(row), ChunkRow) for row in rows}
         return [DocHit(by_id[hit.id], hit.score, hit.ranks) for hit in hits if hit.id in by_id]
 
     async def code(self, query: Query, symbol_weight: float) -> list[CodeHit]:
+        async def symbols(connection: Connection) -> list[uuid.UUID]:
+            if not query.scope:
+                return []
+            words = symbol_candidates(query.text)
+            dotted = [_like_escaped(word) for word in words]
+            rows = await connection.fetch(
+                SQL.symbol_stream, list(query.scope), words, dotted, query.candidates
+            )
+            return [row["id"] for row in rows]
+
+        hits = await self._code.search(self._pool, query, {"symbol": Stream(symbol_weight, symbols)})
         async with self._pool.acquire() as connection:
-            extra = {}
-            if symbol_weight > 0 and query.scope:
-                words = symbol_candidates(query.text)
-                dotted = [_like_escaped(word) for word in words]
-                rows = await connection.fetch(
-                    SQL.symbol_stream, list(query.scope), words, dotted, query.candidates
-                )
-                extra["symbol"] = (symbol_weight, [row["id"] for row in rows])
-            hits = await self._code.search(connection, query, extra)
             rows = await connection.fetch(SQL.select_node_hits, [hit.id for hit in hits])
         by_id = {row["id"]: msgspec.convert(dict(row), CodeNodeRow) for row in rows}
         return [CodeHit(by_id[hit.id], hit.score, hit.ranks) for hit in hits if hit.id in by_id]

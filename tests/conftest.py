@@ -12,7 +12,6 @@ import httpx
 import msgspec
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from cograph_cli.runtime import System, start_system
@@ -35,8 +34,7 @@ TEST_TOKENS = [
 def span_exporter() -> InMemorySpanExporter:
     """Every span of the test session, in memory (installed once: the provider is process-global)."""
     exporter = InMemorySpanExporter()
-    provider = configure_tracing("cograph-tests", TelemetrySettings())
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    configure_tracing("cograph-tests", TelemetrySettings(), exporter=exporter)
     return exporter
 
 

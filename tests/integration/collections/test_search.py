@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import msgspec
+import pytest
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.search import ChunkSearch
-from cograph_db import connect, create_pool
+from cograph_collections.search import TABLE, ChunkSearch
+from cograph_db import Connection, connect, create_pool
 from cograph_embeddings import EmbeddingProvider
-from cograph_retrieval import Query
+from cograph_retrieval import HybridRetriever, Query, Stream
 from cograph_settings import Settings
 from support.collections import Running
 
@@ -123,6 +125,44 @@ async def test_streams_take_a_connection_each_and_never_a_second(
     assert hits[0].chunk.source_key == "glossary.md"
     assert hits[0].ranks["text"] == 1
     assert set(hits[0].ranks) == {"dense", "text"}
+
+
+async def test_a_failing_stream_fails_the_search_at_once_and_gives_every_connection_back(
+    service: Running,
+    collection: pb.Collection,
+    embedder: EmbeddingProvider,
+    settings: Settings,
+    database: str,
+) -> None:
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+
+    async def slow(connection: Connection) -> list[uuid.UUID]:
+        await connection.fetchval("SELECT pg_sleep(30)")
+        return []
+
+    async def failing(connection: Connection) -> list[uuid.UUID]:
+        await connection.fetchval("SELECT pg_sleep(0.2)")
+        raise ValueError("this stream broke")
+
+    pool = await create_pool(database, settings.database, schema=MIGRATIONS.schema)
+    retriever = HybridRetriever(TABLE)
+    try:
+        query = Query(
+            text="what is a zorblax",
+            scope=[uuid.UUID(collection.id)],
+            limit=4,
+            embedding=await embedder.embed_one("what is a zorblax"),
+            model=(await embedder.info()).name,
+        )
+        began = time.monotonic()
+        with pytest.raises(ValueError, match="this stream broke"):
+            await retriever.search(pool, query, {"slow": Stream(1.0, slow), "broken": Stream(1.0, failing)})
+        assert time.monotonic() - began < 10  # the slow stream was cancelled, not waited for
+        assert pool.get_idle_size() == pool.get_size()  # and no stream still holds a connection
+        assert len(await retriever.search(pool, query)) == 4  # the pool still serves
+    finally:
+        await pool.close()
 
 
 async def test_search_never_leaves_the_scope(

@@ -213,6 +213,7 @@ class HybridRetriever:
         except BaseException:
             for task in tasks:  # one stream failed: the others' work is of no use now
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # their connections are back
             raise
         fused = reciprocal_rank_fusion(
             dict(zip(running, ranked, strict=True)),

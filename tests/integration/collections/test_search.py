@@ -53,6 +53,17 @@ async def search(
     return list(response.hits)
 
 
+async def glossary_query(collection: pb.Collection, embedder: EmbeddingProvider) -> Query:
+    """A hybrid query, as the service builds it, that the glossary chunk answers best."""
+    return Query(
+        text="what is a zorblax",
+        scope=[uuid.UUID(collection.id)],
+        limit=4,
+        embedding=await embedder.embed_one("what is a zorblax"),
+        model=(await embedder.info()).name,
+    )
+
+
 async def test_a_term_only_one_document_has_is_found_by_full_text(
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:
@@ -112,14 +123,7 @@ async def test_streams_take_a_connection_each_and_never_a_second(
     one = msgspec.structs.replace(settings.database, pool_min_size=1, pool_max_size=1)
     pool = await create_pool(database, one, schema=MIGRATIONS.schema)
     try:
-        query = Query(
-            text="what is a zorblax",
-            scope=[uuid.UUID(collection.id)],
-            limit=4,
-            embedding=await embedder.embed_one("what is a zorblax"),
-            model=(await embedder.info()).name,
-        )
-        hits = await ChunkSearch(pool).search(query)
+        hits = await ChunkSearch(pool).search(await glossary_query(collection, embedder))
     finally:
         await pool.close()
     assert hits[0].chunk.source_key == "glossary.md"
@@ -148,13 +152,7 @@ async def test_a_failing_stream_fails_the_search_at_once_and_gives_every_connect
     pool = await create_pool(database, settings.database, schema=MIGRATIONS.schema)
     retriever = HybridRetriever(TABLE)
     try:
-        query = Query(
-            text="what is a zorblax",
-            scope=[uuid.UUID(collection.id)],
-            limit=4,
-            embedding=await embedder.embed_one("what is a zorblax"),
-            model=(await embedder.info()).name,
-        )
+        query = await glossary_query(collection, embedder)
         began = time.monotonic()
         with pytest.raises(ValueError, match="this stream broke"):
             await retriever.search(pool, query, {"slow": Stream(1.0, slow), "broken": Stream(1.0, failing)})

@@ -109,6 +109,7 @@ async def test_document_keeps_its_parsed_metadata(service: Running, collection: 
         ),
         ("bad.md", b"caf\xe9 au lait", pb.DocumentError.REASON_NOT_UTF8, "not valid UTF-8"),
         ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", pb.DocumentError.REASON_BINARY, "binary file"),
+        ("late.md", b"# Text\n" + b"a" * 10_000 + b"\x00", pb.DocumentError.REASON_BINARY, "binary file"),
         ("huge.md", b"# big\n" + b"word " * 2_000_000, pb.DocumentError.REASON_TOO_LARGE, "over the limit"),
     ],
 )
@@ -130,6 +131,15 @@ async def test_a_bad_document_fails_alone_and_stores_nothing(
         pb.GetDocumentRequest(collection_id=collection.id, document_id=before.results[0].document_id)
     )
     assert kept.document.content == "# Keep\n\nStored before."
+
+
+async def test_tabs_form_feeds_and_carriage_returns_are_text(
+    service: Running, collection: pb.Collection
+) -> None:
+    response = await upload(
+        service, collection, doc("page.md", b"# Page\r\n\r\n\tindented\x0cnext page\x0b\r\n")
+    )
+    assert response.results[0].state == pb.DOCUMENT_STATE_CREATED
 
 
 async def test_a_key_twice_in_one_batch_is_refused_the_second_time(

@@ -23,9 +23,14 @@ from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksE
 from cograph_collections.markdown.links import validate_source_key
 
 # Control bytes that never occur in text: a file holding them is binary.
-_BINARY_BYTES = frozenset(
-    b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a"
-)
+_BINARY_BYTES = b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a"
+
+
+def _looks_binary(content: bytes) -> bool:
+    """Whether the first 64 KiB hold a control byte. bytes.translate deletes them in one C pass:
+    a set test per byte cost half of an unchanged re-upload."""
+    head = content[:65536]
+    return len(head.translate(None, _BINARY_BYTES)) != len(head)
 
 
 class State(enum.StrEnum):
@@ -70,7 +75,7 @@ def _decode(upload: Upload, max_bytes: int) -> str | Failure:
             Reason.TOO_LARGE,
             f"{upload.source_key}: {len(upload.content):,} bytes is over the limit of {max_bytes:,} bytes",
         )
-    if not _BINARY_BYTES.isdisjoint(upload.content[:65536]):
+    if _looks_binary(upload.content):
         return Failure(Reason.BINARY, f"{upload.source_key}: this is a binary file, not markdown text")
     try:
         return upload.content.decode("utf-8")

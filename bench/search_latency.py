@@ -23,7 +23,8 @@ Measured, interleaved in rounds so background load hits every mode alike:
              its streams at once on two pooled connections, as the stores run it);
 - store:     ChunkSearch.search in this process (the retriever, then the hit rows the service reads);
 - service:   CollectionsService.SearchChunks over a grpc.aio channel to the collections service,
-             running in its own process as `cograph serve collections` runs it (tracing on);
+             running in its own process as `cograph serve collections` runs it (tracing
+             configured as there: with no OTLP endpoint, gRPC spans but no SQL spans);
 - grpc ping: the standard health Check on the same channel, the fixed cost of a gRPC call;
 - search:    SearchService.SearchCollection, which embeds the query itself (a quarter of the
              requests; reported, not part of the ratio).

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from litestar import Litestar, Request, post
 
-from cograph_embeddings import EmbeddingError, EmbeddingProvider, OpenAIProvider
+from cograph_embeddings import EmbeddingError, EmbeddingProvider, OpenAIProvider, local
 from cograph_service import HttpServer
 
 
@@ -37,6 +37,47 @@ async def test_similar_sentences_are_closer_than_unrelated_ones(embedder: Embedd
         ]
     )
     assert cosine(deploy, rollout) > cosine(deploy, soup) + 0.2
+
+
+QUESTIONS = [
+    "How do I deploy the service to production?",
+    "Where are the nightly database snapshots kept?",
+    "Rotate the signing keys every quarter.",
+    "What is a zorblax?",
+    "A recipe for tomato soup with basil",
+    "Which port does the gateway listen on?",
+]
+
+
+async def test_concurrent_requests_share_forward_passes_and_each_gets_its_own_vectors(
+    embedder: EmbeddingProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = [await embedder.embed_one(question) for question in QUESTIONS]
+    passes: list[int] = []
+    encode = local._encode
+
+    def counted(model: Any, texts: list[str]) -> list[list[float]]:
+        passes.append(len(texts))
+        return encode(model, texts)
+
+    monkeypatch.setattr(local, "_encode", counted)
+    together = await asyncio.gather(*(embedder.embed_one(question) for question in QUESTIONS))
+    assert sum(passes) == len(QUESTIONS)
+    assert len(passes) < len(QUESTIONS)  # requests that waited for the model went through it together
+    for mine, reference in zip(together, alone, strict=True):
+        assert cosine(mine, reference) > 0.9999  # each caller its own vector, in its own order
+
+
+async def test_a_caller_that_gives_up_does_not_disturb_the_others(embedder: EmbeddingProvider) -> None:
+    first = asyncio.ensure_future(embedder.embed_one(QUESTIONS[0]))
+    abandoned = asyncio.ensure_future(embedder.embed_one(QUESTIONS[1]))
+    last = asyncio.ensure_future(embedder.embed_one(QUESTIONS[2]))
+    await asyncio.sleep(0)
+    abandoned.cancel()
+    vectors = await asyncio.gather(first, last)
+    assert abandoned.cancelled()
+    assert [len(vector) for vector in vectors] == [384, 384]
+    assert cosine(vectors[1], await embedder.embed_one(QUESTIONS[2])) > 0.9999
 
 
 class FakeRemote:

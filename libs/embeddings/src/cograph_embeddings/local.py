@@ -102,17 +102,15 @@ class LocalProvider(EmbeddingProvider):
         texts = [text for request, _ in batch for text in request]
         try:
             vectors = await asyncio.get_running_loop().run_in_executor(self._executor, _encode, model, texts)
-        except BaseException as error:  # every request of the batch learns why
+        except Exception as error:  # every request of the batch learns why
             for _, answer in batch:
-                if answer.done():
-                    continue
-                if isinstance(error, Exception):
+                if not answer.done():
                     answer.set_exception(error)
-                else:
-                    answer.cancel()
-            if not isinstance(error, Exception):
-                raise
             return
+        except BaseException:  # cancelled: so are the requests it carried
+            for _, answer in batch:
+                answer.cancel()
+            raise
         start = 0
         for request, answer in batch:
             if not answer.done():

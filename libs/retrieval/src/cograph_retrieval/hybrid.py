@@ -34,7 +34,7 @@ class ChunkTable(msgspec.Struct, frozen=True):
     term_stats: str  # (scope_id, lexeme, df)
     scope_stats: str  # (scope_id, chunks, lexemes)
     text_config: str = "english"
-    # A SQL function of the query text ($1) to the lexemes it is searched by, used instead of
+    # A SQL function of the query text to the text[] of lexemes it is searched by, used instead of
     # to_tsvector(text_config, …) where the stored tsvector was built another way (code identifiers).
     lexemes_function: str = ""
     # False when the tsvector has no positions (array_to_tsvector): every lexeme then counts once,
@@ -97,8 +97,11 @@ class HybridRetriever:
     def __init__(self, table: ChunkTable) -> None:
         self.table = table
         t = table
+        # The query is split into lexemes the way the stored vectors were built, or they don't meet.
         self._lexemes_sql = (
-            f"SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('{t.text_config}', $1))"
+            f"SELECT array_agg(DISTINCT lexeme) FROM unnest({t.lexemes_function}($1)) AS u(lexeme)"
+            if t.lexemes_function
+            else f"SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('{t.text_config}', $1))"
         )
         self._stats_sql = f"""
             SELECT coalesce(sum(chunks), 0) AS chunks, coalesce(sum(lexemes), 0) AS length,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import grpc
 import pytest
@@ -110,6 +111,8 @@ async def test_document_keeps_its_parsed_metadata(service: Running, collection: 
         ("bad.md", b"caf\xe9 au lait", pb.DocumentError.REASON_NOT_UTF8, "not valid UTF-8"),
         ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", pb.DocumentError.REASON_BINARY, "binary file"),
         ("late.md", b"# Text\n" + b"a" * 10_000 + b"\x00", pb.DocumentError.REASON_BINARY, "binary file"),
+        # past the 64 KiB the control-byte heuristic reads: PostgreSQL text cannot hold a NUL
+        ("later.md", b"# Text\n" + b"a" * 70_000 + b"\x00", pb.DocumentError.REASON_BINARY, "binary file"),
         ("huge.md", b"# big\n" + b"word " * 2_000_000, pb.DocumentError.REASON_TOO_LARGE, "over the limit"),
     ],
 )
@@ -131,6 +134,18 @@ async def test_a_bad_document_fails_alone_and_stores_nothing(
         pb.GetDocumentRequest(collection_id=collection.id, document_id=before.results[0].document_id)
     )
     assert kept.document.content == "# Keep\n\nStored before."
+
+
+async def test_frontmatter_json_cannot_spell_is_stored_not_a_failed_batch(
+    service: Running, collection: pb.Collection
+) -> None:
+    odd = b'---\ntitle: "a\\0b"\nratio: .nan\n---\n# Body\n'
+    response = await upload(service, collection, doc("odd.md", odd), doc("good.md", b"# Good\n"))
+    assert [r.state for r in response.results] == [pb.DOCUMENT_STATE_CREATED] * 2
+    stored = await service.stub.GetDocument(
+        pb.GetDocumentRequest(collection_id=collection.id, document_id=response.results[0].document_id)
+    )
+    assert json.loads(stored.document.metadata.frontmatter_json) == {"title": "a\ufffdb", "ratio": "nan"}
 
 
 async def test_tabs_form_feeds_and_carriage_returns_are_text(

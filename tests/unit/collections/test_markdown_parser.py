@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from textwrap import dedent
 
 import pytest
 
 from cograph_collections.markdown import CodeBlock, Heading, Link, Table, parse_markdown
 from cograph_collections.markdown.anchors import AnchorAllocator, slugify
+from cograph_collections.markdown.chunker import MarkdownChunker
 
 
 def md(source: str) -> str:
@@ -45,20 +47,52 @@ def test_title_falls_back_to_first_level_one_heading_then_none() -> None:
     assert parse_markdown("---\ndescription: no title\n---\nplain\n").title is None
 
 
-def test_invalid_yaml_gives_empty_frontmatter_and_a_warning_never_an_exception() -> None:
+def test_invalid_yaml_is_read_as_markdown_with_a_warning_never_an_exception() -> None:
     doc = parse_markdown("---\ntitle: [unclosed\n---\n# Heading\n")
     assert doc.frontmatter == {}
     assert len(doc.warnings) == 1
     assert doc.warnings[0].startswith("invalid frontmatter YAML")
     assert doc.title == "Heading"
-    assert doc.body_start_line == 4
-    assert doc.heading_tree[0].line == 4
+    assert doc.body_start_line == 1
+    assert doc.heading_tree[-1] == Heading(1, "Heading", "heading", 4)
 
 
-def test_frontmatter_that_is_not_a_mapping_is_ignored_with_a_warning() -> None:
-    doc = parse_markdown("---\n- a\n- b\n---\ntext\n")
+def test_a_block_that_is_not_a_mapping_is_markdown_and_nothing_of_it_is_lost() -> None:
+    # '---' also opens a thematic break: the text up to the next '---' is the document's own.
+    doc = parse_markdown("---\n# Release notes\n\nImportant text.\n\n---\n\nMore.\n")
     assert doc.frontmatter == {}
-    assert doc.warnings == ("frontmatter is a list, not a mapping",)
+    assert doc.warnings == ("frontmatter is a str, not a mapping; the block is read as markdown",)
+    assert doc.title == "Release notes"
+    assert doc.heading_tree == (Heading(1, "Release notes", "release-notes", 2),)
+    chunks = MarkdownChunker().chunk(doc)
+    assert "Important text." in "".join(chunk.content for chunk in chunks)
+    listing = parse_markdown("---\n- a\n- b\n---\ntext\n")
+    assert listing.warnings == ("frontmatter is a list, not a mapping; the block is read as markdown",)
+    assert listing.body_start_line == 1
+
+
+def test_frontmatter_values_jsonb_cannot_hold_are_made_storable() -> None:
+    doc = parse_markdown('---\ntitle: "a\\0b"\nratio: .nan\nlimit: -.inf\n---\nbody\n')
+    assert doc.frontmatter == {"title": "a\ufffdb", "ratio": "nan", "limit": "-inf"}
+    assert doc.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "loop: &a [*a]",  # contains itself
+        "\n".join(  # nine aliases per level: 9^7 values from 300 bytes
+            ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+            + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 7)]
+        ),
+    ],
+)
+def test_aliases_that_expand_without_bound_are_refused_quickly(block: str) -> None:
+    started = time.perf_counter()
+    doc = parse_markdown(f"---\n{block}\n---\nbody\n")
+    assert time.perf_counter() - started < 1.0
+    assert doc.frontmatter == {}
+    assert doc.warnings[0].startswith("frontmatter expands to more than 10,000 values")
 
 
 def test_unclosed_frontmatter_is_not_frontmatter() -> None:

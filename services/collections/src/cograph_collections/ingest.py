@@ -27,10 +27,11 @@ _BINARY_BYTES = b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x
 
 
 def _looks_binary(content: bytes) -> bool:
-    """Whether the first 64 KiB hold a control byte. bytes.translate deletes them in one C pass:
-    a set test per byte cost half of an unchanged re-upload."""
+    """Whether the content holds a NUL anywhere (PostgreSQL text cannot store one) or another
+    control byte in its first 64 KiB. bytes.translate deletes those in one C pass: a set test
+    per byte cost half of an unchanged re-upload."""
     head = content[:65536]
-    return len(head.translate(None, _BINARY_BYTES)) != len(head)
+    return len(head.translate(None, _BINARY_BYTES)) != len(head) or b"\x00" in content
 
 
 class State(enum.StrEnum):

@@ -1,9 +1,11 @@
-"""Code and docs search through the repodocs gRPC server: the full-text stream over code identifiers."""
+"""Code search through the repodocs gRPC server: the full-text stream over code identifiers,
+and its term statistics across re-syncs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import asyncpg
 from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
@@ -59,3 +61,46 @@ async def test_identifiers_are_found_as_written_and_by_their_parts(service: Runn
     ]:
         hits = await text_hits(service, rid, query)
         assert [hit.node.name for hit in hits[:1]] == [expected], query
+
+
+async def code_statistics(dsn: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The stored code term statistics, without zero counts, and a recount of them from the rows."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute("SET search_path TO repodocs")
+        stored = await connection.fetch(
+            "SELECT scope_id, lexeme, df FROM code_term_stats WHERE df <> 0 ORDER BY 1, 2"
+        )
+        recount = await connection.fetch(
+            "SELECT k.repository_id, u.lexeme, count(*) FROM code_nodes k, unnest(k.search_text) AS u"
+            " GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+        scopes = await connection.fetch("SELECT scope_id, chunks, lexemes FROM code_scope_stats ORDER BY 1")
+        scopes_recount = await connection.fetch(
+            "SELECT repository_id, count(*), sum(length(search_text)) FROM code_nodes GROUP BY 1 ORDER BY 1"
+        )
+    finally:
+        await connection.close()
+    return (
+        [tuple(row) for row in stored] + [tuple(row) for row in scopes],
+        [tuple(row) for row in recount] + [tuple(row) for row in scopes_recount],
+    )
+
+
+async def test_a_changed_signature_is_searched_by_its_new_words_only(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"pkg/config.py": "def parse_config(legacy_source):\n    return {}\n"})
+    rid = await synced(service, origin)
+    assert [hit.node.name for hit in await text_hits(service, rid, "legacy_source")] == ["parse_config"]
+
+    # The symbol survives the edit (same id): only its signature is rewritten.
+    origin.commit("second", {"pkg/config.py": "def parse_config(yaml_document):\n    return {}\n"})
+    sync = await service.sync(rid)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    assert [hit.node.name for hit in await text_hits(service, rid, "yaml_document")] == ["parse_config"]
+    assert await text_hits(service, rid, "legacy_source") == []
+    # The removed words no longer count in the statistics BM25 weighs by, the new ones do.
+    stored, recount = await code_statistics(service.settings.database.dsn)
+    assert stored == recount

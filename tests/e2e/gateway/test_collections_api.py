@@ -90,6 +90,8 @@ async def test_documents_round_trip_with_metadata_chunks_and_jobs(
         f"{base}/documents", json={"source_key": "../etc/passwd", "content": "x"}, headers=alice
     )
     assert is_problem(bad_key, 422)["reason"] == "invalid_source_key"
+    no_key = await gateway.post(f"{base}/documents", json={"source_key": "", "content": "x"}, headers=alice)
+    assert is_problem(no_key, 422)["reason"] == "invalid_source_key"
 
     # A batch answers per-document results (a failure among them) and the counts.
     batch = await gateway.post(
@@ -99,15 +101,22 @@ async def test_documents_round_trip_with_metadata_chunks_and_jobs(
                 {"source_key": "guide.md", "content": GUIDE.decode()},
                 {"source_key": "adr/0001.md", "content": "# ADR 1\n\nWe use PostgreSQL.\n"},
                 {"source_key": "adr/0001.md", "content": "# twice"},
+                {"source_key": "", "content": "# no key"},
+                {"source_key": "k" * 2000, "content": "# long key"},
             ]
         },
         headers=alice,
     )
     assert batch.status_code == 201, batch.text
     result = batch.json()
-    assert [r["state"] for r in result["results"]] == ["unchanged", "created", None]
-    assert result["results"][2]["error"]["reason"] == "duplicate_in_batch"
-    assert result["counts"] == {"created": 1, "replaced": 0, "unchanged": 1, "failed": 1}
+    assert [r["state"] for r in result["results"]] == ["unchanged", "created", None, None, None]
+    assert [r["error"]["reason"] for r in result["results"][2:]] == [
+        "duplicate_in_batch",
+        "invalid_source_key",
+        "invalid_source_key",
+    ]
+    assert "empty" in result["results"][3]["error"]["message"]
+    assert result["counts"] == {"created": 1, "replaced": 0, "unchanged": 1, "failed": 3}
 
     # Listing pages with page_size and page_token.
     seen: list[str] = []

@@ -24,7 +24,9 @@ StoreName = Literal["code", "repo_docs", "collections", "unknown"]
 
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
 Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S")]
-SourceKey = Annotated[str, Meta(min_length=1, max_length=1024)]
+# Unconstrained here: the collections service judges each key, so one bad key in a batch is
+# that document's own error (invalid_source_key), not a 400 for the whole batch.
+SourceKey = str
 Query = Annotated[str, Meta(min_length=1, max_length=2000, pattern=r"\S")]
 Limit = Annotated[int, Meta(ge=1, le=100)]
 # Host, owner and repository names: what git hosts allow, no path separators.

@@ -148,6 +148,20 @@ async def test_frontmatter_json_cannot_spell_is_stored_not_a_failed_batch(
     assert json.loads(stored.document.metadata.frontmatter_json) == {"title": "a\ufffdb", "ratio": "nan"}
 
 
+async def test_one_path_spelled_several_ways_is_one_document(
+    service: Running, collection: pb.Collection
+) -> None:
+    first = (await upload(service, collection, doc("docs/a.md", b"# A\n"))).results[0]
+    for spelling in ("./docs/a.md", "/docs/a.md", "docs//a.md", "docs\\a.md", " docs/a.md "):
+        again = (await upload(service, collection, doc(spelling, b"# A\n"))).results[0]
+        assert (again.source_key, again.document_id) == ("docs/a.md", first.document_id)
+        assert again.state == pb.DOCUMENT_STATE_UNCHANGED
+    twice = await upload(service, collection, doc("b.md", b"# B\n"), doc("./b.md", b"# B again\n"))
+    assert twice.results[1].error.reason == pb.DocumentError.REASON_DUPLICATE_IN_BATCH
+    listed = await service.stub.ListDocuments(pb.ListDocumentsRequest(collection_id=collection.id))
+    assert sorted(d.source_key for d in listed.documents) == ["b.md", "docs/a.md"]
+
+
 async def test_tabs_form_feeds_and_carriage_returns_are_text(
     service: Running, collection: pb.Collection
 ) -> None:

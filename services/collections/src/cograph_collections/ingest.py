@@ -20,7 +20,7 @@ import msgspec
 from cograph_collections.documents import DocumentStore, PreparedDocument
 from cograph_collections.markdown import parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksError
-from cograph_collections.markdown.links import validate_source_key
+from cograph_collections.markdown.links import normalise_source_key, validate_source_key
 
 # Control bytes that never occur in text: a file holding them is binary.
 _BINARY_BYTES = b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a"
@@ -106,6 +106,14 @@ class Ingestor:
 
     async def ingest(self, collection_id: uuid.UUID, uploads: list[Upload]) -> list[Outcome]:
         """Results in upload order; the collection must exist (the caller checked)."""
+        # One document per path: './a.md', '/a.md', 'a\\b.md' and 'a//b.md' are stored (and
+        # reported) under their canonical key, so spelling a path two ways is no duplicate.
+        uploads = [
+            Upload(normalise_source_key(upload.source_key), upload.content)
+            if validate_source_key(upload.source_key) is None
+            else upload
+            for upload in uploads
+        ]
         outcomes: list[Outcome | None] = [None] * len(uploads)
         texts: dict[int, str] = {}
         seen: set[str] = set()

@@ -26,13 +26,14 @@ async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collec
                 "docs/index.md",
                 b"# Index\n\n[Install](guides/install.md#steps), [FAQ](faq), [[Glossary|terms]], "
                 b"[[guides/install#Steps]], [site](https://example.com/x.md), [top](#index), "
-                b"[gone](missing.md)\n",
+                b"[gone](missing.md), [[#Index]]\n",
             ),
         )
     ).results[0]
     await service.wait_for_jobs(collection.id)
     unresolved = await links_of(service, collection.id, index.document_id)
     assert unresolved["#index"] == index.document_id  # an anchor link points at its own document
+    assert unresolved["#Index"] == index.document_id  # so does a wiki link to a heading of its own
     assert {href for href, target in unresolved.items() if not target} == {
         "guides/install.md#steps",
         "faq",

@@ -96,7 +96,7 @@ def test_validate_source_key_accepts(key: str) -> None:
         ("?tab=2#top", "relative", "docs/a.md", ("docs/a.md", "top")),
         ("Internal links#Heading", "wiki", "help/a.md", ("Internal links", "Heading")),
         ("Folder/Note.md", "wiki", "help/a.md", ("Folder/Note", None)),
-        ("#Local", "wiki", "help/a.md", ("help/a.md", "Local")),
+        ("#Local", "wiki", "help/a.md", ("help/a", "Local")),  # a note name, as wiki targets are
         ("Note%20One", "wiki", "a.md", ("Note One", None)),
     ],
 )

@@ -120,7 +120,8 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
     - markdown / relative: the path resolved against the linking document's directory
       ('/...' against the collection root), URL-decoded, query dropped, trailing '/' dropped;
       None when it has a URL scheme or climbs above the root.
-    - wiki: the note name, URL-decoded and normalised, with a .md/.mdx suffix removed:
+    - wiki: the note name (the linking note's own for [[#heading]]), URL-decoded and
+      normalised, with a .md/.mdx suffix removed:
       Obsidian resolves it by name anywhere in the vault (see wiki_target_matches).
     Anchors are URL-decoded and returned without '#'; an empty fragment is None.
     """
@@ -132,8 +133,8 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
         return normalise_source_key(from_source_key) or None, anchor
     path = unquote(raw_path.partition("?")[0]).replace("\\", "/")
     if link_type == "wiki":
-        if not path.strip():
-            return normalise_source_key(from_source_key) or None, anchor
+        if not path.strip():  # [[#heading]]: the linking note's own name
+            return strip_markdown_suffix(normalise_source_key(from_source_key)) or None, anchor
         name = normalise_source_key(path)
         return (strip_markdown_suffix(name) or None), anchor
     if _SCHEME.match(path) or path.startswith("//"):

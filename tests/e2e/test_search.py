@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import grpc
 import pytest
 from grpc import aio
@@ -203,6 +206,45 @@ async def test_a_store_that_is_down_is_named_and_the_rest_answers(
         "UNAVAILABLE" in failure.message or "no answer" in failure.message for failure in routed.failures
     )
     assert [pool.store for pool in routed.pools] == [pb.STORE_COLLECTIONS]
+
+
+async def test_code_hits_stand_when_their_related_docs_are_late(
+    system: System, stubs: Stubs, repository: rpb.Repository, database: str
+) -> None:
+    """The code search is slow, then the related doc chunks never come: the code hits are
+    answered, without related chunks, at the one deadline of the code pool, with the failure."""
+    deadline = system.settings.search.store_deadline_seconds
+    scope = pb.Scope(repository_ids=[repository.id])
+    code_statistics, mentions = await asyncpg.connect(database), await asyncpg.connect(database)
+    try:
+        # Held in open transactions: SearchCode waits on the one, GetRelatedDocChunks on the other.
+        await code_statistics.execute("BEGIN; LOCK TABLE repodocs.code_term_stats IN ACCESS EXCLUSIVE MODE")
+        await mentions.execute(
+            "BEGIN; LOCK TABLE repodocs.repo_document_chunk_mentions IN ACCESS EXCLUSIVE MODE"
+        )
+        started = time.monotonic()
+        asked = asyncio.gather(
+            stubs.search.Retrieve(
+                pb.RetrieveRequest(query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope, limit=3)
+            ),
+            stubs.search.Route(pb.RouteRequest(query="parse_config", scope=scope, limit=3)),
+        )
+        await asyncio.sleep(deadline * 0.6)
+        await code_statistics.execute("ROLLBACK")
+        retrieved, routed = await asked
+        elapsed = time.monotonic() - started
+    finally:
+        await code_statistics.close()
+        await mentions.close()
+    for answer in (retrieved, routed):
+        assert answer.code[0].hit.node.qualified_name == "billing.config.parse_config"
+        assert all(list(result.related_repo_doc_chunks) == [] for result in answer.code)
+        assert [failure.store for failure in answer.failures] == [pb.STORE_REPO_DOCS]
+        assert "without their related doc chunks" in answer.failures[0].message
+        assert f"no answer within {deadline:g} s" in answer.failures[0].message
+    assert pb.STORE_CODE in {pool.store for pool in routed.pools}
+    # One deadline for the whole code pool, not one for each of its two calls.
+    assert elapsed < deadline * 1.3
 
 
 async def test_empty_and_over_long_queries_are_refused(stubs: Stubs) -> None:

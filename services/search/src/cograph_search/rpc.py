@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from grpc import aio
@@ -28,6 +29,14 @@ class StoreFailed(Exception):
     def __init__(self, store: pb.Store, message: str) -> None:
         super().__init__(message)
         self.failure = pb.StoreFailure(store=store, message=message)
+
+
+@dataclass
+class CodeAnswer:
+    """Code results, and what they lack: a related-docs call that failed leaves the hits standing."""
+
+    results: list[pb.CodeResult]
+    failures: list[pb.StoreFailure] = field(default_factory=list)
 
 
 class SearchServicer(pb_grpc.SearchServiceServicer):
@@ -55,10 +64,18 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             raise InvalidArgument(f"limit must be between 1 and {self._settings.max_limit}")
         return text, limit or self._settings.default_limit
 
-    async def _call(self, store: pb.Store, call: Awaitable[T]) -> T:
-        """A store call under the fan-out deadline; its failure is named, not raised to the caller."""
+    def _deadline(self) -> float:
+        """When a store call started now must have answered, on the event loop's clock."""
+        return asyncio.get_running_loop().time() + self._settings.store_deadline_seconds
+
+    async def _call(self, store: pb.Store, call: Awaitable[T], deadline: float | None = None) -> T:
+        """A store call under the fan-out deadline (or what is left of one that calls before it
+        used); its failure is named, not raised to the caller."""
+        left = self._settings.store_deadline_seconds
+        if deadline is not None:
+            left = max(deadline - asyncio.get_running_loop().time(), 0.0)
         try:
-            return await asyncio.wait_for(call, self._settings.store_deadline_seconds)
+            return await asyncio.wait_for(call, left)
         except TimeoutError:
             raise StoreFailed(
                 store, f"no answer within {self._settings.store_deadline_seconds:g} s"
@@ -119,8 +136,11 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
 
     async def _code_search(
         self, text: str, vector: list[float], model: str, scope: pb.Scope, limit: int, related: int
-    ) -> list[pb.CodeResult]:
+    ) -> CodeAnswer:
+        """Code hits, then the doc chunks related to them, both within one store deadline. Hits
+        found are kept when the related chunks fail or come too late: those are the failure."""
         s = self._settings
+        deadline = self._deadline()
         found = await self._call(
             pb.STORE_CODE,
             self._repodocs.SearchCode(
@@ -136,23 +156,29 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
                     rrf_k=s.rrf_k,
                 )
             ),
+            deadline,
         )
         if not found.hits:
-            return []
-        related_chunks = await self._call(
-            pb.STORE_CODE,
-            self._repodocs.GetRelatedDocChunks(
-                repodocs_pb.GetRelatedDocChunksRequest(
-                    repository_ids=scope.repository_ids,
-                    code_node_ids=[hit.node.id for hit in found.hits],
-                    limit=related,
-                )
-            ),
-        )
+            return CodeAnswer([])
+        try:
+            related_chunks = await self._call(
+                pb.STORE_REPO_DOCS,
+                self._repodocs.GetRelatedDocChunks(
+                    repodocs_pb.GetRelatedDocChunksRequest(
+                        repository_ids=scope.repository_ids,
+                        code_node_ids=[hit.node.id for hit in found.hits],
+                        limit=related,
+                    )
+                ),
+                deadline,
+            )
+        except StoreFailed as failed:
+            failed.failure.message = f"code hits without their related doc chunks: {failed.failure.message}"
+            return CodeAnswer([pb.CodeResult(hit=hit) for hit in found.hits], [failed.failure])
         by_node = {entry.code_node_id: list(entry.chunks) for entry in related_chunks.related}
-        return [
-            pb.CodeResult(hit=hit, related_repo_doc_chunks=by_node.get(hit.node.id, [])) for hit in found.hits
-        ]
+        return CodeAnswer(
+            [pb.CodeResult(hit=h, related_repo_doc_chunks=by_node.get(h.node.id, [])) for h in found.hits]
+        )
 
     async def SearchCollection(
         self, request: pb.SearchCollectionRequest, context: Context
@@ -176,7 +202,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             if request.mode == pb.RETRIEVE_MODE_CODE:
                 related = request.related_limit or DEFAULT_RELATED
                 code = await self._code_search(text, vector, model, request.scope, limit, related)
-                return pb.RetrieveResponse(code=code)
+                return pb.RetrieveResponse(code=code.results, failures=code.failures)
             docs = await self._docs_search(text, vector, model, request.scope, limit, list(request.kinds))
             return pb.RetrieveResponse(docs=docs.hits)
         except StoreFailed as failed:
@@ -207,9 +233,10 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             if isinstance(result, BaseException):
                 raise result
             if store == pb.STORE_CODE:
-                assert isinstance(result, list)
-                response.code.extend(result)
-                scores = [r.hit.score for r in result]
+                assert isinstance(result, CodeAnswer)
+                response.code.extend(result.results)
+                response.failures.extend(result.failures)
+                scores = [r.hit.score for r in result.results]
                 best_possible = best + self._settings.symbol_weight
             elif store == pb.STORE_REPO_DOCS:
                 assert isinstance(result, repodocs_pb.SearchDocChunksResponse)

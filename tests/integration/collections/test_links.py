@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_db import connect
 from support.collections import Running
 
 
@@ -91,3 +94,35 @@ async def test_a_link_keeps_its_anchor_apart_from_its_target(
         ("sub/b.md#part-two", "part-two", pb.LINK_TYPE_MARKDOWN),
         ("B#Part two", "Part two", pb.LINK_TYPE_WIKI),
     ]
+
+
+async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """A re-embed rebuilds the chunks of documents chunked with other parameters; their links
+    are rebuilt with them and must come back bound, not unresolved."""
+    uploaded = await service.upload(
+        collection.id, ("index.md", b"# Index\n\n[FAQ](faq.md)\n"), ("faq.md", b"# FAQ\n")
+    )
+    index = uploaded.results[0]
+    await service.wait_for_jobs(collection.id)
+    faq_id = (await links_of(service, collection.id, index.document_id))["faq.md"]
+    assert faq_id
+    connection = await connect(database)
+    try:  # as if an older release had chunked them with max_chars 1000
+        await connection.execute(
+            "UPDATE collections.md_chunks SET chunker_max_chars = 1000 WHERE collection_id = $1",
+            uuid.UUID(collection.id),
+        )
+    finally:
+        await connection.close()
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert status.outdated_chunker_chunks == 2
+    await service.stub.ReEmbedCollection(
+        pb.ReEmbedCollectionRequest(collection_id=collection.id, requested_by="alice")
+    )
+    jobs = await service.wait_for_jobs(collection.id)
+    assert all(job.status == pb.JOB_STATUS_SUCCESS for job in jobs)
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert status.outdated_chunker_chunks == 0
+    assert (await links_of(service, collection.id, index.document_id))["faq.md"] == faq_id

@@ -146,6 +146,8 @@ class Collections:
         await progress(1, 1)
 
     async def _rechunk_outdated(self, collection_id: uuid.UUID) -> None:
+        """Rebuild the chunks (and with them the links) of documents chunked with other
+        parameters; the rebuilt links are bound again once all are written."""
         params = self._chunker.params
         async with self._pool.acquire() as connection:
             rows = await connection.fetch(
@@ -169,6 +171,9 @@ class Collections:
                 store = DocumentStore(connection)
                 await store.update(row["id"], prepared)
                 await store.write_parts(collection_id, [(row["id"], prepared)])
+        if rows:
+            async with self._pool.acquire() as connection:
+                await DocumentStore(connection).resolve_links(collection_id)
 
     def handlers(self) -> dict[Kind, Any]:
         return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}

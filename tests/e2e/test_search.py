@@ -253,3 +253,20 @@ async def test_empty_and_over_long_queries_are_refused(stubs: Stubs) -> None:
             await stubs.search.Route(pb.RouteRequest(query=query))
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert message in (refused.value.details() or "")
+
+
+async def test_a_query_with_a_control_character_is_refused(stubs: Stubs) -> None:
+    scope = pb.Scope(repository_ids=["00000000-0000-0000-0000-000000000001"])
+    for query in ["parse\x00config", "parse\x1bconfig", "\x7f"]:
+        for call in (
+            stubs.search.Route(pb.RouteRequest(query=query, scope=scope)),
+            stubs.search.Retrieve(pb.RetrieveRequest(query=query, mode=pb.RETRIEVE_MODE_CODE, scope=scope)),
+            stubs.search.SearchCollection(pb.SearchCollectionRequest(query=query, collection_id="c")),
+        ):
+            with pytest.raises(aio.AioRpcError) as refused:
+                await call
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "the query contains a control character" in (refused.value.details() or ""), repr(query)
+    # Tabs and line breaks are white space.
+    routed = await stubs.search.Route(pb.RouteRequest(query="parse\tconfig\r\n", scope=scope))
+    assert list(routed.failures) == []

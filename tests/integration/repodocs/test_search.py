@@ -1,11 +1,14 @@
-"""Code search through the repodocs gRPC server: the full-text stream over code identifiers,
-and its term statistics across re-syncs."""
+"""Code and docs search through the repodocs gRPC server: the full-text stream over code
+identifiers, its term statistics across re-syncs, and queries it refuses."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import asyncpg
+import grpc
+import pytest
+from grpc import aio
 from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
@@ -104,3 +107,24 @@ async def test_a_changed_signature_is_searched_by_its_new_words_only(
     # The removed words no longer count in the statistics BM25 weighs by, the new ones do.
     stored, recount = await code_statistics(service.settings.database.dsn)
     assert stored == recount
+
+
+async def test_a_query_with_a_control_character_is_refused(service: Running, tmp_path: Path) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("code", {"pkg/settings.py": SETTINGS_PY})
+    rid = await synced(service, origin)
+    for control in ["\x00", "\x07", "\x1b", "\x7f"]:
+        query = f"parse{control}config"
+        with pytest.raises(aio.AioRpcError) as refused:
+            await service.stub.SearchCode(pb.SearchCodeRequest(repository_ids=[rid], query=query, limit=3))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "control character" in (refused.value.details() or ""), repr(control)
+        with pytest.raises(aio.AioRpcError) as refused:
+            await service.stub.SearchDocChunks(
+                pb.SearchDocChunksRequest(repository_ids=[rid], query=query, limit=3)
+            )
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "control character" in (refused.value.details() or ""), repr(control)
+    # Tabs and newlines are ordinary white space in a query.
+    hits = await text_hits(service, rid, "parse\tconfig\n")
+    assert hits[0].node.name == "parse_config"

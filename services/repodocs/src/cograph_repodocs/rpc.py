@@ -288,6 +288,7 @@ def _query(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
         raise InvalidArgument("limit must be at least 1")
     if not request.query.strip():
         raise InvalidArgument("the query is empty")
+    rules.check_query(request.query)
     return Query(
         text=request.query,
         scope=rules.parse_ids(list(request.repository_ids), "repository"),

@@ -124,6 +124,18 @@ def test_oversized_table_and_fence_stay_whole_with_their_heading() -> None:
     assert chunks[2].content.endswith("print(199)\n```")
 
 
+def test_a_row_above_a_table_is_never_cut_from_it() -> None:
+    # CommonMark reads the first row as a paragraph: the table starts at its delimiter row's header.
+    rows = "\n".join(f"| plan {index} | {paragraph(8)} |" for index in range(40))
+    text = f"# Pricing\n\n| Plan | Limits (group) |\n| Plan | Limit |\n|---|---|\n{rows}\n"
+    chunker = MarkdownChunker(max_chars=800, min_chars=100)
+    parsed = parse_markdown(text)
+    assert [block.kind for block in parsed.blocks] == ["heading", "paragraph", "table"]
+    chunks = chunker.chunk(parsed)
+    assert chunk_violations(parsed, chunks, chunker.params) == []
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 45)]
+
+
 def test_a_short_tail_that_fits_is_packed_into_the_previous_chunk() -> None:
     text = f"# A\n{sized(250, 'a')}\n\n# B\n{sized(250, 'b')}\n\n# C\ntail\n"
     assert chunk(text, max_chars=600, min_chars=100) == [(1, 8, ("A",), "# A")]
@@ -245,6 +257,7 @@ _BLOCK = st.one_of(
     _heading(),
     _fence(),
     _table(),
+    _table().map(lambda table: "| group header above the header |\n" + table),  # a paragraph to CommonMark
     _list(),
     _paragraph().map(lambda text: "> " + text.replace("\n", "\n> ")),
     st.just("    indented code\n    more"),

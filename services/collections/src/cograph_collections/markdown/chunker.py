@@ -19,6 +19,9 @@ typically an oversized fence or table) the short chunk stays on its own: merging
 a chunk over max_chars that is not a single block, and text appended to an oversized chunk
 is exactly the text an embedding model truncates away.
 
+Blocks that touch with '|' rows (a line of table-like text right above a table, which
+CommonMark reads as a paragraph of its own) are one block here, so '|' rows are never cut.
+
 Chunk content is the exact text of lines start_line..end_line; consecutive chunks are
 separated only by whitespace, so the chunks cover the whole body in order.
 """
@@ -27,7 +30,9 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from cograph_collections.markdown.model import ChunkDraft, ChunkerParams, Heading, ParsedDocument
+import msgspec
+
+from cograph_collections.markdown.model import Block, ChunkDraft, ChunkerParams, Heading, ParsedDocument
 
 
 class TooManyChunksError(ValueError):
@@ -56,8 +61,7 @@ class _Unit:
 class _Layout:
     """Character offsets of the parsed document's blocks."""
 
-    def __init__(self, parsed: ParsedDocument) -> None:
-        lines = parsed.text.split("\n")
+    def __init__(self, parsed: ParsedDocument, lines: list[str]) -> None:
         # characters before line n (1-based) excluding newlines: prefix[n - 1]
         prefix = list(accumulate(map(len, lines), initial=0))
         self.starts = [prefix[block.start_line - 1] + block.start_line - 1 for block in parsed.blocks]
@@ -81,7 +85,11 @@ class MarkdownChunker:
         """The document's chunks in order; raises TooManyChunksError above max_chunks."""
         if not parsed.blocks:
             return []
-        layout = _Layout(parsed)
+        lines = parsed.text.split("\n")
+        blocks = glue_table_rows(parsed.blocks, lines)
+        if len(blocks) != len(parsed.blocks):
+            parsed = msgspec.structs.replace(parsed, blocks=blocks)
+        layout = _Layout(parsed, lines)
         sections, paths = self._sections(parsed)
         units = self._units(parsed, layout, sections)
         chunks = self._pack(layout, units)
@@ -211,3 +219,24 @@ def _common_path(paths: list[tuple[int, ...]]) -> tuple[int, ...]:
         if not common:
             return paths[0]
     return common
+
+
+def glue_table_rows(blocks: tuple[Block, ...], lines: list[str]) -> tuple[Block, ...]:
+    """Blocks with each pair that touches with '|' rows (the last line of one and the first
+    of the next, adjacent, both starting with '|') made one; headings are never glued."""
+    glued: list[Block] = []
+    for block in blocks:
+        previous = glued[-1] if glued else None
+        if (
+            previous is not None
+            and block.start_line == previous.end_line + 1
+            and previous.heading is None
+            and block.heading is None
+            and lines[previous.end_line - 1].lstrip().startswith("|")
+            and lines[block.start_line - 1].lstrip().startswith("|")
+        ):
+            kind = "table" if "table" in (previous.kind, block.kind) else previous.kind
+            glued[-1] = Block(kind, previous.start_line, block.end_line)
+        else:
+            glued.append(block)
+    return tuple(glued) if len(glued) != len(blocks) else blocks

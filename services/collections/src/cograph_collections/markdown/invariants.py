@@ -42,7 +42,7 @@ def chunk_violations(
         return problems  # the other checks assume well-formed line ranges
     problems += _bookkeeping(chunks, params)
     problems += _atomic_blocks(parsed, chunks, text)
-    problems += _ceiling(parsed, chunks, params)
+    problems += _ceiling(parsed, chunks, params, text)
     problems += _tail(chunks, params, text)
     problems += _sections_whole(parsed, chunks, params, text)
     problems += _heading_paths(parsed, chunks)
@@ -113,19 +113,26 @@ def _atomic_blocks(parsed: ParsedDocument, chunks: Sequence[ChunkDraft], text: _
         for name, start, end in ranges:
             if start <= before_end and end >= after_start:
                 problems.append(f"{name} is cut between lines {before_end} and {after_start}")
-        last, first = text.lines[before_end - 1].lstrip(), text.lines[after_start - 1].lstrip()
-        if after_start == before_end + 1 and last.startswith("|") and first.startswith("|"):
+        if _touch_with_rows(before_end, after_start, text):
             problems.append(f"consecutive '|' rows cut between lines {before_end} and {after_start}")
     return problems
 
 
-def _ceiling(parsed: ParsedDocument, chunks: Sequence[ChunkDraft], params: ChunkerParams) -> list[str]:
-    """A chunk over max_chars holds one block that is not a heading (plus headings before it)."""
+def _ceiling(
+    parsed: ParsedDocument, chunks: Sequence[ChunkDraft], params: ChunkerParams, text: _Text
+) -> list[str]:
+    """A chunk over max_chars holds one block that is not a heading (plus headings before it);
+    blocks touching with '|' rows count as one, since those rows are never cut."""
     problems: list[str] = []
     for chunk in chunks:
         if len(chunk.content) <= params.max_chars:
             continue
         inside = [b for b in parsed.blocks if chunk.start_line <= b.start_line <= chunk.end_line]
+        inside = [
+            b
+            for b, previous in zip(inside, [None, *inside], strict=False)
+            if not (previous and _touch_with_rows(previous.end_line, b.start_line, text))
+        ]
         content = [b for b in inside if b.kind != "heading"]
         if len(content) > 1 or (content and any(b.start_line > content[0].start_line for b in inside)):
             problems.append(
@@ -133,6 +140,15 @@ def _ceiling(parsed: ParsedDocument, chunks: Sequence[ChunkDraft], params: Chunk
                 f"but holds {len(content)} non-heading blocks"
             )
     return problems
+
+
+def _touch_with_rows(before_end: int, after_start: int, text: _Text) -> bool:
+    """Whether two line ranges are adjacent and meet at two '|' rows."""
+    return (
+        after_start == before_end + 1
+        and text.lines[before_end - 1].lstrip().startswith("|")
+        and text.lines[after_start - 1].lstrip().startswith("|")
+    )
 
 
 def _tail(chunks: Sequence[ChunkDraft], params: ChunkerParams, text: _Text) -> list[str]:

@@ -111,6 +111,9 @@ async def test_an_agent_lists_the_tools_and_calls_each(
             hits = _ok(search)["hits"]
             assert hits
             assert hits[0]["citation"].startswith(f"collection/{cid}#")
+            # Each stream's rank, as REST gives them: the words of the query are in the first hit.
+            assert set(hits[0]["ranks"]) == {"dense", "text"}
+            assert hits[0]["ranks"]["text"] >= 1
         else:
             assert "HTTP 501" in _error(search)
 
@@ -121,6 +124,7 @@ async def test_an_agent_lists_the_tools_and_calls_each(
             result = _ok(routed)
             assert [h["collection_id"] for h in result["collections"]] == [cid] * len(result["collections"])
             assert result["collections"], "collections are always returned up to the limit"
+            assert all(set(h["ranks"]) == {"dense", "text"} for h in result["collections"])
         else:
             assert "HTTP 501" in _error(routed)
 
@@ -207,6 +211,10 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
     if repodocs_implements("SearchCode"):
         hit = next(hit for hit in code["code"] if hit["name"] == "parse_config")
         assert hit["citation"].startswith(f"{repository}:tools.py#L1")
+        assert hit["ranks"]["symbol"] == 1  # the exact name
+        assert set(hit["ranks"]) == {"dense", "text", "symbol"}
+        assert hit["related_docs"]
+        assert all(doc["ranks"] is None for doc in hit["related_docs"])  # not search hits
     else:  # the failing store is named, the call still answers
         assert code["failures"]
     wiki = _ok(
@@ -218,6 +226,8 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
         doc = wiki["docs"][0]
         assert doc["citation"].startswith(doc["slug"])
         assert doc["heading"]
+        assert set(doc["ranks"]) == {"dense", "text"}
+        assert max(doc["ranks"].values()) >= 1
         chunk = _ok(
             await client.call_tool(
                 "cograph_read_chunk", {"chunk_id": doc["chunk_id"], "repository": repository}

@@ -74,6 +74,17 @@ class Pool(BaseModel):
     confidence: float = Field(description="The pool's best score scaled to 0..1, for comparing pools.")
 
 
+class Ranks(BaseModel):
+    """Where each retrieval stream placed the hit: 1 is first, 0 is not found by that stream."""
+
+    dense: int = Field(description="Rank by meaning (embedding similarity).")
+    text: int = Field(description="Rank by the query's words (BM25 full text).")
+
+
+class CodeRanks(Ranks):
+    symbol: int = Field(description="Rank by an exact symbol name in the query.")
+
+
 class CollectionHit(BaseModel):
     citation: str = Field(description="collection/<collection id>#<section anchor>")
     collection_id: str
@@ -83,6 +94,7 @@ class CollectionHit(BaseModel):
     source_key: str
     heading_path: list[str]
     score: float
+    ranks: Ranks
     content: str
 
 
@@ -97,7 +109,8 @@ class RepoDocHit(BaseModel):
     heading: str = Field(description="The chunk's deepest heading")
     heading_path: list[str]
     kind: str
-    score: float | None = None
+    score: float | None = Field(default=None, description="Null for the related docs of a code hit.")
+    ranks: Ranks | None = Field(default=None, description="Null for the related docs of a code hit.")
     content: str
 
 
@@ -114,6 +127,7 @@ class CodeHit(BaseModel):
     end_line: int
     signature: str
     score: float
+    ranks: CodeRanks
     related_docs: list[RepoDocHit] = Field(description="Doc chunks that discuss this symbol.")
 
 
@@ -231,11 +245,14 @@ def _collection_hit(hit: s.ChunkHit) -> CollectionHit:
         source_key=chunk.source_key,
         heading_path=chunk.heading_path,
         score=hit.score,
+        ranks=Ranks(dense=hit.ranks.dense, text=hit.ranks.text),
         content=chunk.content,
     )
 
 
-def _repo_doc(chunk: s.RepoChunk, title: str, repos: dict[str, str], score: float | None) -> RepoDocHit:
+def _repo_doc(
+    chunk: s.RepoChunk, title: str, repos: dict[str, str], hit: s.DocChunkHit | None = None
+) -> RepoDocHit:
     return RepoDocHit(
         citation=chunk.citation,
         repository=repos.get(chunk.repository_id, chunk.repository_id),
@@ -247,7 +264,8 @@ def _repo_doc(chunk: s.RepoChunk, title: str, repos: dict[str, str], score: floa
         heading=chunk.heading_path[-1] if chunk.heading_path else title,
         heading_path=chunk.heading_path,
         kind=chunk.kind,
-        score=score,
+        score=hit.score if hit else None,
+        ranks=Ranks(dense=hit.ranks.dense, text=hit.ranks.text) if hit else None,
         content=chunk.content,
     )
 
@@ -268,9 +286,8 @@ def _code_hit(result: s.CodeResult, repos: dict[str, str]) -> CodeHit:
         end_line=node.end_line,
         signature=node.signature,
         score=result.score,
-        related_docs=[
-            _repo_doc(r.chunk, r.document_title, repos, None) for r in result.related_repo_doc_chunks
-        ],
+        ranks=CodeRanks(dense=result.ranks.dense, text=result.ranks.text, symbol=result.ranks.symbol),
+        related_docs=[_repo_doc(r.chunk, r.document_title, repos) for r in result.related_repo_doc_chunks],
     )
 
 
@@ -311,7 +328,7 @@ class CographTools:
             mode=mode,
             code=[_code_hit(convert.code_result_from_pb(c), repos) for c in response.code],
             docs=[
-                _repo_doc(h.chunk, h.document_title, repos, h.score)
+                _repo_doc(h.chunk, h.document_title, repos, h)
                 for h in (convert.doc_hit_from_pb(d) for d in response.docs)
             ],
             failures=_failures([convert.failure_from_pb(f) for f in response.failures]),
@@ -325,7 +342,7 @@ class CographTools:
         return RouteResult(
             pools=[Pool(store=p.store, confidence=p.confidence) for p in result.pools],
             code=[_code_hit(c, repos) for c in result.code],
-            repo_docs=[_repo_doc(h.chunk, h.document_title, repos, h.score) for h in result.repo_docs],
+            repo_docs=[_repo_doc(h.chunk, h.document_title, repos, h) for h in result.repo_docs],
             collections=[_collection_hit(h) for h in result.collections],
             failures=_failures(result.failures),
         )

@@ -29,7 +29,7 @@ async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collec
                 "docs/index.md",
                 b"# Index\n\n[Install](guides/install.md#steps), [FAQ](faq), [[Glossary|terms]], "
                 b"[[guides/install#Steps]], [site](https://example.com/x.md), [top](#index), "
-                b"[gone](missing.md), [[#Index]]\n",
+                b"[gone](missing.md), [[#Index]], [API](reference/api.md), [log](changelog.md)\n",
             ),
         )
     ).results[0]
@@ -44,6 +44,8 @@ async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collec
         "guides/install#Steps",
         "https://example.com/x.md",
         "missing.md",
+        "reference/api.md",
+        "changelog.md",
     }
 
     # The targets arrive later; their links resolve. A same-named document in another
@@ -57,14 +59,19 @@ async def test_links_resolve_late_unresolve_on_delete_and_stay_inside_the_collec
         ("docs/guides/install.md", b"# Install\n\n## Steps\n\nRun it."),
         ("docs/faq.md", b"# FAQ\n\nQuestions."),
         ("reference/Glossary.md", b"# Glossary\n\nTerms."),
+        ("reference/api.md", b"# API\n"),
+        ("changelog.md", b"# Root changelog\n"),
+        ("docs/changelog.md", b"# Docs changelog\n"),
     )
-    install_id, faq_id, glossary_id = (r.document_id for r in uploaded.results)
+    install_id, faq_id, glossary_id, api_id, _, docs_changelog_id = (r.document_id for r in uploaded.results)
     await service.wait_for_jobs(collection.id)
     resolved = await links_of(service, collection.id, index.document_id)
     assert resolved["guides/install.md#steps"] == install_id
     assert resolved["faq"] == faq_id  # an extensionless path finds its .md
     assert resolved["Glossary"] == glossary_id  # wiki links match by note name, any folder
     assert resolved["guides/install#Steps"] == install_id
+    assert resolved["reference/api.md"] == api_id  # no docs/reference/api.md: the source key as written
+    assert resolved["changelog.md"] == docs_changelog_id  # both exist: the path from the linking document
     assert resolved["https://example.com/x.md"] == ""
     assert resolved["missing.md"] == ""  # only a document of the other collection has that path
 

@@ -42,6 +42,7 @@ LINK_COLUMNS = (
     "link_type",
     "anchor",
     "target_key",
+    "written_key",
 )
 
 
@@ -197,9 +198,13 @@ class DocumentStore:
         for document_id, document in documents:
             for ordinal, link in enumerate(document.parsed.links):
                 target, anchor = link_target_key(link.href, link.link_type, document.source_key)
+                written: str | None = None
                 if target is not None and link.link_type == "wiki":
                     target = target.casefold()
-                where = (link.text, link.href, link.line, link.link_type, anchor, target)
+                elif link.link_type in ("markdown", "relative"):
+                    written = link_target_key(link.href, link.link_type, "")[0]  # from the root
+                    written = None if written == target else written
+                where = (link.text, link.href, link.line, link.link_type, anchor, target, written)
                 links.append((document_id, collection_id, ordinal, *where))
         if links:
             await self._db.copy_records_to_table("md_links", records=links, columns=LINK_COLUMNS)

@@ -68,7 +68,8 @@ WHERE k.collection_id = $1 AND k.id = $2;
 -- name: resolve_links
 -- Bind each unresolved link of the collection to a document of the same collection:
 -- markdown/relative/anchor links by normalised path (an extensionless path also finds
--- its .md/.mdx), wiki links by note name; the shortest matching path wins.
+-- its .md/.mdx), resolved against the linking document first, then as written from the
+-- root (written_key); wiki links by note name; the shortest matching path wins.
 WITH candidates AS (
     SELECT DISTINCT ON (l.id) l.id AS link_id, d.id AS document_id
     FROM md_links l
@@ -80,8 +81,12 @@ WITH candidates AS (
                THEN d.wiki_key = l.target_key
                     OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key
                ELSE d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
+                    OR d.normalised_key IN (l.written_key, l.written_key || '.md', l.written_key || '.mdx')
           END
-    ORDER BY l.id, length(d.normalised_key), d.normalised_key
+    ORDER BY l.id,
+             l.link_type <> 'wiki'
+                 AND d.normalised_key NOT IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx'),
+             length(d.normalised_key), d.normalised_key
 )
 UPDATE md_links l SET target_document_id = c.document_id
 FROM candidates c WHERE l.id = c.link_id;

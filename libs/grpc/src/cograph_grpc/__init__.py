@@ -13,6 +13,7 @@ from cograph_grpc.errors import (
 from cograph_grpc.health import check_health
 from cograph_grpc.paging import next_page_token, page_window
 from cograph_grpc.server import GrpcServer
+from cograph_grpc.text import check_typed_text
 
 __all__ = [
     "AlreadyExists",
@@ -24,6 +25,7 @@ __all__ = [
     "ServiceError",
     "Unavailable",
     "check_health",
+    "check_typed_text",
     "next_page_token",
     "open_channel",
     "page_window",

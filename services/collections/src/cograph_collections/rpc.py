@@ -30,7 +30,7 @@ from cograph_collections.mapping import (
 from cograph_collections.search import ChunkSearch
 from cograph_collections.service import Collections
 from cograph_collections.store import CollectionRow, CollectionStore
-from cograph_grpc import InvalidArgument, NotFound, next_page_token, page_window
+from cograph_grpc import InvalidArgument, NotFound, check_typed_text, next_page_token, page_window
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
 Context = aio.ServicerContext[Any, Any]
@@ -75,6 +75,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         self, request: pb.ListCollectionsRequest, context: Context
     ) -> pb.ListCollectionsResponse:
         ids = [domain.parse_id(value, "collection") for value in request.collection_ids]
+        check_typed_text(request.query, "name filter")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
             rows = await CollectionStore(connection).find(
@@ -277,6 +278,9 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     ) -> pb.SearchChunksResponse:
         if request.limit < 1:
             raise InvalidArgument("limit must be at least 1")
+        if not request.query.strip():
+            raise InvalidArgument("the query is empty")
+        check_typed_text(request.query)
         query = Query(
             text=request.query,
             scope=[domain.parse_id(value, "collection") for value in request.collection_ids],

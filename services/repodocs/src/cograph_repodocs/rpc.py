@@ -14,7 +14,7 @@ from grpc import aio
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Connection
-from cograph_grpc import InvalidArgument, NotFound, next_page_token, page_window
+from cograph_grpc import InvalidArgument, NotFound, check_typed_text, next_page_token, page_window
 from cograph_repodocs import reader, rules
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.document_store import DocumentStore
@@ -288,7 +288,7 @@ def _query(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
         raise InvalidArgument("limit must be at least 1")
     if not request.query.strip():
         raise InvalidArgument("the query is empty")
-    rules.check_query(request.query)
+    check_typed_text(request.query)
     return Query(
         text=request.query,
         scope=rules.parse_ids(list(request.repository_ids), "repository"),

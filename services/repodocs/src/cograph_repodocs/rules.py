@@ -19,7 +19,6 @@ MAX_RELATED_LIMIT = 50
 MAX_RELATED_NODES = 500
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_QUERY_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # One path segment of a repository reference: what git hosts allow in owners and names.
 _REF_SEGMENT = re.compile(r"^[\w.-]+$")
 _HOST = re.compile(r"^[\w.-]+(?::\d+)?$")
@@ -38,16 +37,6 @@ class Ref(msgspec.Struct, frozen=True):
 
     def __str__(self) -> str:
         return f"{self.host}/{self.owner}/{self.name}"
-
-
-def check_query(query: str) -> None:
-    """A search query is text a person typed: tab, newline and carriage return are white space in
-    it, other control characters are mistakes (and PostgreSQL refuses NUL in text)."""
-    if control := _QUERY_CONTROL.search(query):
-        raise InvalidArgument(
-            f"the query contains a control character (U+{ord(control.group()):04X}), which cannot be"
-            " searched for: remove it"
-        )
 
 
 def parse_id(value: str, what: str) -> uuid.UUID:

@@ -4,7 +4,6 @@ answers what it has: a store that fails or is slow becomes a named failure, neve
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,15 +17,12 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingProvider
-from cograph_grpc import InvalidArgument
+from cograph_grpc import InvalidArgument, check_typed_text
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 DEFAULT_RELATED = 3
-# Control characters other than tab, newline and carriage return: PostgreSQL refuses NUL in
-# text, and none of them is anything a person searches for.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class StoreFailed(Exception):
@@ -60,11 +56,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         text = query.strip()
         if not text:
             raise InvalidArgument("the query is empty")
-        if control := _CONTROL.search(text):
-            raise InvalidArgument(
-                f"the query contains a control character (U+{ord(control.group()):04X}), which cannot be"
-                " searched for: remove it"
-            )
+        check_typed_text(text)
         if len(text) > self._settings.max_query_chars:
             raise InvalidArgument(
                 f"the query has {len(text)} characters; at most {self._settings.max_query_chars} are accepted"

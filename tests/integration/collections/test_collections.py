@@ -1,0 +1,73 @@
+"""Collections over the real gRPC service: the listing filter, and typed text it refuses."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc import aio
+
+from cograph.collections.v1 import collections_service_pb2 as pb
+from support.collections import Running
+
+
+async def create(service: Running, name: str, description: str) -> str:
+    response = await service.stub.CreateCollection(
+        pb.CreateCollectionRequest(
+            name=name, description=description, visibility=pb.VISIBILITY_PUBLIC, owner="alice"
+        )
+    )
+    return response.collection.id
+
+
+async def listed(service: Running, ids: list[str], query: str) -> list[str]:
+    response = await service.stub.ListCollections(pb.ListCollectionsRequest(collection_ids=ids, query=query))
+    return sorted(collection.name for collection in response.collections)
+
+
+async def test_the_listing_filter_matches_name_and_description_and_takes_wildcards_literally(
+    service: Running,
+) -> None:
+    ids = [
+        await create(service, "Runbooks", "On-call procedures"),
+        await create(service, "Design notes", "Architecture decisions and RUNBOOK drafts"),
+        await create(service, "100% coverage", "Testing guides"),
+        await create(service, "snake_case style", "Naming rules"),
+    ]
+    assert await listed(service, ids, "runbook") == ["Design notes", "Runbooks"]  # any case, either field
+    assert await listed(service, ids, "decisions") == ["Design notes"]
+    assert await listed(service, ids, "%") == ["100% coverage"]  # not "anything"
+    assert await listed(service, ids, "e_c") == ["snake_case style"]  # '_' is not "any character"
+    assert await listed(service, ids, "") == ["100% coverage", "Design notes", "Runbooks", "snake_case style"]
+    assert await listed(service, ids[:1], "notes") == []  # only the collections passed in
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (
+            pb.ListCollectionsRequest(query="run\x00books"),
+            "the name filter contains a control character (U+0000)",
+        ),
+        (
+            pb.SearchChunksRequest(query="zorblax\x00", limit=5, text_weight=1.0),
+            "the query contains a control character (U+0000)",
+        ),
+        (pb.SearchChunksRequest(query="  ", limit=5, text_weight=1.0), "the query is empty"),
+    ],
+)
+async def test_typed_text_postgresql_cannot_take_is_a_clear_error(
+    service: Running,
+    collection: pb.Collection,
+    request_: pb.ListCollectionsRequest | pb.SearchChunksRequest,
+    message: str,
+) -> None:
+    request_.collection_ids.append(collection.id)
+    call = (
+        service.stub.ListCollections(request_)
+        if isinstance(request_, pb.ListCollectionsRequest)
+        else service.stub.SearchChunks(request_)
+    )
+    with pytest.raises(aio.AioRpcError) as refused:
+        await call
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in (refused.value.details() or "")

@@ -13,6 +13,7 @@ import pytest
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_collections.ingest import State, Upload
 from cograph_collections.jobs import JobStore, Kind
 from cograph_collections.service import Collections
 from cograph_collections.worker import Worker
@@ -174,6 +175,53 @@ async def test_sweep_turns_a_silent_running_job_into_an_error(
     assert job.error is not None
     assert "stopped responding" in job.error
     assert "retry it" in job.error
+
+
+async def test_a_long_upload_beats_and_is_never_swept_as_dead(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """Uploads run inline, not in a worker: while one waits (here on a row lock another writer
+    holds) it keeps its heartbeat, so the sweep leaves it alone; one whose process died is
+    swept with the advice that fits an upload."""
+    collection_id = uuid.UUID(collection.id)
+    await service.upload(collection.id, ("a.md", b"# A\n\nFirst."))
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    writer = await connect(database)
+    try:
+        collections = Collections(pool, embedder, max_document_bytes=1_000_000, heartbeat_seconds=0.05)
+        async with writer.transaction():
+            await writer.execute(
+                "SELECT 1 FROM collections.md_documents WHERE collection_id = $1 FOR UPDATE", collection_id
+            )
+            upload = asyncio.create_task(
+                collections.upload(collection_id, [Upload("a.md", b"# A\n\nSecond.")], "alice")
+            )
+            await asyncio.sleep(1.0)
+            async with pool.acquire() as connection:
+                swept = await JobStore(connection).sweep(0.5)
+            assert not upload.done()
+        outcomes, job_id = await upload
+        assert [outcome.state for outcome in outcomes] == [State.REPLACED]
+        assert job_id not in swept
+        async with pool.acquire() as connection:
+            jobs = JobStore(connection)
+            job = await jobs.get(job_id)
+            assert job is not None
+            assert job.status == "success"
+            dead = await connection.fetchval(
+                "INSERT INTO md_jobs (collection_id, kind, status, started_at, heartbeat_at)"
+                " VALUES ($1, 'upload', 'running', now() - interval '1 hour', now() - interval '1 hour')"
+                " RETURNING id",
+                collection_id,
+            )
+            assert dead in await jobs.sweep(service.settings.collections.stale_after_seconds)
+            swept_upload = await jobs.get(dead)
+    finally:
+        await writer.close()
+        await pool.close()
+    assert swept_upload is not None
+    assert swept_upload.error is not None
+    assert swept_upload.error.endswith("re-upload the batch")
 
 
 @pytest.mark.parametrize("finishes_in_time", [True, False])

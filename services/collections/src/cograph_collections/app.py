@@ -23,7 +23,12 @@ async def create_service(
 ) -> ServiceHost:
     """The gRPC service; `with_worker` also runs a job worker in this process (as `cograph up` does)."""
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
-    collections = Collections(pool, embedder, max_document_bytes=settings.collections.max_document_bytes)
+    collections = Collections(
+        pool,
+        embedder,
+        max_document_bytes=settings.collections.max_document_bytes,
+        heartbeat_seconds=settings.collections.heartbeat_seconds,
+    )
     servicer = CollectionsServicer(pool, collections, settings.collections.max_batch_documents)
     server = GrpcServer(
         NAME,
@@ -43,7 +48,12 @@ async def create_service(
 async def create_worker(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
     """A worker process (`cograph worker`): no collections RPCs, only jobs, health and metrics."""
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
-    collections = Collections(pool, embedder, max_document_bytes=settings.collections.max_document_bytes)
+    collections = Collections(
+        pool,
+        embedder,
+        max_document_bytes=settings.collections.max_document_bytes,
+        heartbeat_seconds=settings.collections.heartbeat_seconds,
+    )
     worker = Worker(pool, dsn, collections.handlers(), settings.collections)
     await worker.start()
     server = GrpcServer("collections-worker", settings.grpc)

@@ -7,6 +7,7 @@ handlers.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -41,12 +42,14 @@ class Collections:
         *,
         max_document_bytes: int,
         chunker: MarkdownChunker | None = None,
+        heartbeat_seconds: float = 10.0,
     ) -> None:
         self._pool = pool
         self._embedder = embedder
         self._chunker = chunker or MarkdownChunker()
         self._ingestor = Ingestor(pool, max_document_bytes, self._chunker)
         self._chunk_embedder = ChunkEmbedder(pool, embedder)
+        self._heartbeat_seconds = heartbeat_seconds
 
     async def upload(
         self, collection_id: uuid.UUID, uploads: list[Upload], requested_by: str
@@ -54,12 +57,17 @@ class Collections:
         """Ingest a batch, recorded as an upload job; then queue embedding and link resolution."""
         async with self._pool.acquire() as connection:
             job_id = await JobStore(connection).start_inline(collection_id, Kind.UPLOAD, requested_by)
+        # The upload runs here, not in a worker: it beats like a worker's job, or a long batch
+        # would be swept as a dead one while it is still being written.
+        beating = asyncio.create_task(self._beat(job_id, len(uploads)))
         try:
             outcomes = await self._ingestor.ingest(collection_id, uploads)
         except BaseException as error:
             async with self._pool.acquire() as connection:
                 await JobStore(connection).finish(job_id, f"{type(error).__name__}: {error}")
             raise
+        finally:
+            beating.cancel()
         changed = sum(1 for o in outcomes if o.state in (State.CREATED, State.REPLACED))
         async with self._pool.acquire() as connection, connection.transaction():
             jobs = JobStore(connection)
@@ -68,6 +76,12 @@ class Collections:
                 await jobs.enqueue(collection_id, Kind.EMBED, requested_by=requested_by)
                 await jobs.enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
         return outcomes, job_id
+
+    async def _beat(self, job_id: uuid.UUID, total: int) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_seconds)
+            async with self._pool.acquire() as connection:
+                await JobStore(connection).heartbeat(job_id, 0, total)
 
     async def delete_document(
         self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str

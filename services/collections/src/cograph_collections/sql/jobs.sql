@@ -31,7 +31,9 @@ RETURNING id;
 UPDATE md_jobs
 SET status = 'error', finished_at = now(),
     error = 'the worker running this job stopped responding (no heartbeat for '
-            || round(extract(epoch FROM now() - heartbeat_at)) || ' s); retry it'
+            || round(extract(epoch FROM now() - heartbeat_at)) || ' s); '
+            -- an upload's content is not kept: only the caller can send it again
+            || CASE WHEN kind = 'upload' THEN 're-upload the batch' ELSE 'retry it' END
 WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1)
 RETURNING id;
 

@@ -102,6 +102,25 @@ async def test_retry_is_refused_for_uploads_and_makes_a_new_job_otherwise(
     assert finished[retried.id].status == pb.JOB_STATUS_SUCCESS
 
 
+async def test_a_retry_joins_an_identical_queued_job_and_says_so(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    await service.upload(collection.id, ("a.md", b"# A\n\nText."))
+    jobs = await service.wait_for_jobs(collection.id)
+    embed = next(job for job in jobs if job.kind == pb.JOB_KIND_EMBED)
+    await service.host.stop()  # no worker: a queued job stays queued
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        async with pool.acquire() as connection:
+            queued_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.EMBED)
+        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        retried = await collections.retry(uuid.UUID(embed.id), "alice")
+    finally:
+        await pool.close()
+    assert (retried.id, retried.status) == (queued_id, "queued")  # the work runs once
+    assert retried.retry_of == uuid.UUID(embed.id)
+
+
 async def test_re_embed_embeds_every_chunk_again(service: Running, collection: pb.Collection) -> None:
     await service.upload(collection.id, ("a.md", b"# A\n\nText."), ("b.md", b"# B\n\nMore."))
     await service.wait_for_jobs(collection.id)

@@ -1,10 +1,11 @@
 -- name: insert_job
--- A job joins an identical queued one instead of queueing twice.
+-- A job joins an identical queued one instead of queueing twice; a retry that joins one marks
+-- it as the retry, so the caller sees which failed job it answers.
 INSERT INTO md_jobs (collection_id, kind, status, requested_by, retry_of, payload, started_at, heartbeat_at)
 VALUES ($1, $2, $3, $4, $5, $6,
         CASE WHEN $3 = 'running' THEN now() END, CASE WHEN $3 = 'running' THEN now() END)
 ON CONFLICT (collection_id, kind, (coalesce(payload->>'all', 'false'))) WHERE status = 'queued'
-DO UPDATE SET requested_by = md_jobs.requested_by
+DO UPDATE SET retry_of = coalesce(md_jobs.retry_of, EXCLUDED.retry_of)
 RETURNING id;
 
 -- name: claim_job

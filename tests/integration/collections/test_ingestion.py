@@ -162,6 +162,23 @@ async def test_one_path_spelled_several_ways_is_one_document(
     assert sorted(d.source_key for d in listed.documents) == ["b.md", "docs/a.md"]
 
 
+async def test_the_parser_says_where_it_read_a_file_differently(
+    service: Running, collection: pb.Collection
+) -> None:
+    notes = b"---\n# Release notes\n\nImportant text.\n\n---\n\nMore.\n"  # a thematic break, not YAML
+    response = await upload(service, collection, doc("notes.md", notes), doc("plain.md", b"# Plain\n"))
+    noted, plain = response.results
+    assert list(noted.warnings) == ["frontmatter is a str, not a mapping; the block is read as markdown"]
+    assert list(plain.warnings) == []
+    stored = await service.stub.GetDocument(
+        pb.GetDocumentRequest(collection_id=collection.id, document_id=noted.document_id)
+    )
+    assert list(stored.document.metadata.warnings) == list(noted.warnings)
+    assert stored.document.metadata.title == "Release notes"
+    again = await upload(service, collection, doc("notes.md", notes))
+    assert again.results[0].state == pb.DOCUMENT_STATE_UNCHANGED  # not parsed again: nothing to say
+
+
 async def test_tabs_form_feeds_and_carriage_returns_are_text(
     service: Running, collection: pb.Collection
 ) -> None:

@@ -109,6 +109,7 @@ def _structure(parsed: ParsedDocument) -> dict[str, Any]:
         "heading_tree": msgspec.to_builtins(parsed.heading_tree),
         "code_blocks": msgspec.to_builtins(parsed.code_blocks),
         "tables": msgspec.to_builtins(parsed.tables),
+        "warnings": list(parsed.warnings),
     }
 
 

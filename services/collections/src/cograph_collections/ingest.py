@@ -60,6 +60,7 @@ class Outcome(msgspec.Struct, frozen=True):
     document_id: uuid.UUID | None = None
     state: State | None = None
     failure: Failure | None = None
+    warnings: tuple[str, ...] = ()  # the parser's, for a created or replaced document
 
 
 class Upload(msgspec.Struct, frozen=True):
@@ -174,7 +175,8 @@ class Ingestor:
                 if existing is None:
                     document_id = await store.insert(collection_id, document)
                     if document_id is not None:
-                        results[index] = Outcome(key, document_id=document_id, state=State.CREATED)
+                        warnings = document.parsed.warnings
+                        results[index] = Outcome(key, document_id, State.CREATED, warnings=warnings)
                         parts.append((document_id, document))
                         continue
                     existing = await store.lock(collection_id, key)  # created meanwhile by another upload
@@ -184,7 +186,7 @@ class Ingestor:
                     results[index] = Outcome(key, document_id=document_id, state=State.UNCHANGED)
                     continue
                 await store.update(document_id, document)
-                results[index] = Outcome(key, document_id=document_id, state=State.REPLACED)
+                results[index] = Outcome(key, document_id, State.REPLACED, warnings=document.parsed.warnings)
                 parts.append((document_id, document))
             await store.write_parts(collection_id, parts)
         return results

@@ -94,7 +94,9 @@ STATUS_FROM_PB = {value: key for key, value in STATUS_TO_PB.items()}
 
 def outcome_to_pb(outcome: Outcome) -> pb.DocumentResult:
     result = pb.DocumentResult(
-        source_key=outcome.source_key, document_id=str(outcome.document_id) if outcome.document_id else ""
+        source_key=outcome.source_key,
+        document_id=str(outcome.document_id) if outcome.document_id else "",
+        warnings=outcome.warnings,
     )
     if outcome.failure is not None:
         result.error.CopyFrom(
@@ -170,6 +172,7 @@ def document_to_pb(document: StoredDocument, links: list[StoredLink]) -> pb.Docu
             ],
             word_count=document.word_count,
             line_count=document.line_count,
+            warnings=structure.get("warnings", []),
         ),
     )
 

@@ -260,16 +260,18 @@ class DocumentError(_message.Message):
     def __init__(self, reason: _Optional[_Union[DocumentError.Reason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class DocumentResult(_message.Message):
-    __slots__ = ("source_key", "document_id", "state", "error")
+    __slots__ = ("source_key", "document_id", "state", "error", "warnings")
     SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     source_key: str
     document_id: str
     state: DocumentState
     error: DocumentError
-    def __init__(self, source_key: _Optional[str] = ..., document_id: _Optional[str] = ..., state: _Optional[_Union[DocumentState, str]] = ..., error: _Optional[_Union[DocumentError, _Mapping]] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, source_key: _Optional[str] = ..., document_id: _Optional[str] = ..., state: _Optional[_Union[DocumentState, str]] = ..., error: _Optional[_Union[DocumentError, _Mapping]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UploadCounts(_message.Message):
     __slots__ = ("created", "replaced", "unchanged", "failed")
@@ -380,7 +382,7 @@ class Link(_message.Message):
     def __init__(self, text: _Optional[str] = ..., href: _Optional[str] = ..., line: _Optional[int] = ..., link_type: _Optional[_Union[LinkType, str]] = ..., target_document_id: _Optional[str] = ..., anchor: _Optional[str] = ...) -> None: ...
 
 class DocumentMetadata(_message.Message):
-    __slots__ = ("frontmatter_json", "title", "heading_tree", "code_blocks", "tables", "links", "word_count", "line_count")
+    __slots__ = ("frontmatter_json", "title", "heading_tree", "code_blocks", "tables", "links", "word_count", "line_count", "warnings")
     FRONTMATTER_JSON_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     HEADING_TREE_FIELD_NUMBER: _ClassVar[int]
@@ -389,6 +391,7 @@ class DocumentMetadata(_message.Message):
     LINKS_FIELD_NUMBER: _ClassVar[int]
     WORD_COUNT_FIELD_NUMBER: _ClassVar[int]
     LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     frontmatter_json: str
     title: str
     heading_tree: _containers.RepeatedCompositeFieldContainer[Heading]
@@ -397,7 +400,8 @@ class DocumentMetadata(_message.Message):
     links: _containers.RepeatedCompositeFieldContainer[Link]
     word_count: int
     line_count: int
-    def __init__(self, frontmatter_json: _Optional[str] = ..., title: _Optional[str] = ..., heading_tree: _Optional[_Iterable[_Union[Heading, _Mapping]]] = ..., code_blocks: _Optional[_Iterable[_Union[CodeBlock, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[Table, _Mapping]]] = ..., links: _Optional[_Iterable[_Union[Link, _Mapping]]] = ..., word_count: _Optional[int] = ..., line_count: _Optional[int] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, frontmatter_json: _Optional[str] = ..., title: _Optional[str] = ..., heading_tree: _Optional[_Iterable[_Union[Heading, _Mapping]]] = ..., code_blocks: _Optional[_Iterable[_Union[CodeBlock, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[Table, _Mapping]]] = ..., links: _Optional[_Iterable[_Union[Link, _Mapping]]] = ..., word_count: _Optional[int] = ..., line_count: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DocumentSummary(_message.Message):
     __slots__ = ("id", "collection_id", "source_key", "title", "content_hash", "size_bytes", "chunk_count", "created_at", "updated_at")

@@ -59,6 +59,14 @@ class DocumentState(msgspec.Struct, frozen=True, kw_only=True):
     stale: bool
 
 
+class ContentMatch(msgspec.Struct, frozen=True):
+    content_hash: str
+    repository_id: uuid.UUID
+    repository: str  # host/owner/name
+    document_id: uuid.UUID
+    path: str
+
+
 class DocumentRow(msgspec.Struct, frozen=True, kw_only=True):
     id: uuid.UUID
     repository_id: uuid.UUID
@@ -234,6 +242,14 @@ class DocumentStore:
             SQL.select_documents, repository_id, [k.value for k in kinds], limit, offset
         )
         return [msgspec.convert(dict(row), DocumentRow) for row in rows]
+
+    async def by_content(
+        self, repository_ids: Sequence[uuid.UUID], content_hashes: Sequence[str]
+    ) -> list[ContentMatch]:
+        rows = await self._db.fetch(
+            SQL.select_documents_by_content, list(repository_ids), list(content_hashes)
+        )
+        return [msgspec.convert(dict(row), ContentMatch) for row in rows]
 
     async def get(self, repository_id: uuid.UUID, document_id: uuid.UUID) -> DocumentRow | None:
         row = await self._db.fetchrow(SQL.select_document, repository_id, document_id)

@@ -214,6 +214,28 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
             raise NotFound(f"chunk {chunk_id} does not exist in repository {repository_id}")
         return pb.GetChunkResponse(chunk=chunk_to_pb(row))
 
+    async def FindDocumentsByContent(
+        self, request: pb.FindDocumentsByContentRequest, context: Context
+    ) -> pb.FindDocumentsByContentResponse:
+        scope = rules.parse_ids(list(request.repository_ids), "repository")
+        hashes = rules.parse_content_hashes(list(request.content_hashes))
+        if not scope or not hashes:
+            return pb.FindDocumentsByContentResponse()
+        async with self._pool.acquire() as connection:
+            matches = await DocumentStore(connection).by_content(scope, hashes)
+        return pb.FindDocumentsByContentResponse(
+            matches=[
+                pb.ContentMatch(
+                    content_hash=match.content_hash,
+                    repository_id=str(match.repository_id),
+                    repository=match.repository,
+                    document_id=str(match.document_id),
+                    path=match.path,
+                )
+                for match in matches
+            ]
+        )
+
     # Retrieval.
 
     async def GetRelatedDocChunks(

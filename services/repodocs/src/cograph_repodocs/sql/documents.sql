@@ -52,6 +52,13 @@ WHERE d.repository_id = $1 AND (cardinality($2::text[]) = 0 OR d.kind = ANY($2::
 ORDER BY d.path
 LIMIT $3 OFFSET $4;
 
+-- name: select_documents_by_content
+SELECT d.content_hash, d.repository_id, r.host || '/' || r.owner || '/' || r.name AS repository,
+       d.id AS document_id, d.path
+FROM repo_documents d JOIN repositories r ON r.id = d.repository_id
+WHERE d.repository_id = ANY($1::uuid[]) AND d.content_hash = ANY($2::text[])
+ORDER BY d.content_hash, repository, d.path;
+
 -- name: select_document
 SELECT d.id, d.repository_id, d.path, d.kind, d.title, d.slug, d.content_hash, d.indexed_at, d.content,
        (SELECT count(*) FROM repo_document_chunks k WHERE k.document_id = d.id) AS chunk_count

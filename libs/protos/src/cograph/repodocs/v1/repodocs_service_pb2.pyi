@@ -631,6 +631,34 @@ class RelatedDocChunks(_message.Message):
     chunks: _containers.RepeatedCompositeFieldContainer[RelatedDocChunk]
     def __init__(self, code_node_id: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[RelatedDocChunk, _Mapping]]] = ...) -> None: ...
 
+class FindDocumentsByContentRequest(_message.Message):
+    __slots__ = ("content_hashes", "repository_ids")
+    CONTENT_HASHES_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    content_hashes: _containers.RepeatedScalarFieldContainer[str]
+    repository_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., repository_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ContentMatch(_message.Message):
+    __slots__ = ("content_hash", "repository_id", "repository", "document_id", "path")
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    content_hash: str
+    repository_id: str
+    repository: str
+    document_id: str
+    path: str
+    def __init__(self, content_hash: _Optional[str] = ..., repository_id: _Optional[str] = ..., repository: _Optional[str] = ..., document_id: _Optional[str] = ..., path: _Optional[str] = ...) -> None: ...
+
+class FindDocumentsByContentResponse(_message.Message):
+    __slots__ = ("matches",)
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[ContentMatch]
+    def __init__(self, matches: _Optional[_Iterable[_Union[ContentMatch, _Mapping]]] = ...) -> None: ...
+
 class GetRelatedDocChunksRequest(_message.Message):
     __slots__ = ("repository_ids", "code_node_ids", "limit")
     REPOSITORY_IDS_FIELD_NUMBER: _ClassVar[int]

@@ -99,6 +99,11 @@ class RepoDocsServiceStub:
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkRequest.SerializeToString,
                 response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkResponse.FromString,
                 _registered_method=True)
+        self.FindDocumentsByContent = channel.unary_unary(
+                '/cograph.repodocs.v1.RepoDocsService/FindDocumentsByContent',
+                request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentRequest.SerializeToString,
+                response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentResponse.FromString,
+                _registered_method=True)
         self.SearchDocChunks = channel.unary_unary(
                 '/cograph.repodocs.v1.RepoDocsService/SearchDocChunks',
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.SearchDocChunksRequest.SerializeToString,
@@ -205,6 +210,14 @@ class RepoDocsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindDocumentsByContent(self, request, context):
+        """Documents whose bytes are one of these (sha256), so a copy uploaded to a collection too is
+        reported: indexed twice, it is embedded twice and the copies compete in retrieval.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SearchDocChunks(self, request, context):
         """Retrieval.
         """
@@ -298,6 +311,11 @@ def add_RepoDocsServiceServicer_to_server(servicer, server):
                     servicer.GetChunk,
                     request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkRequest.FromString,
                     response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkResponse.SerializeToString,
+            ),
+            'FindDocumentsByContent': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindDocumentsByContent,
+                    request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentRequest.FromString,
+                    response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentResponse.SerializeToString,
             ),
             'SearchDocChunks': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchDocChunks,
@@ -671,6 +689,33 @@ class RepoDocsService:
             '/cograph.repodocs.v1.RepoDocsService/GetChunk',
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkRequest.SerializeToString,
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetChunkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindDocumentsByContent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.repodocs.v1.RepoDocsService/FindDocumentsByContent',
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentRequest.SerializeToString,
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.FindDocumentsByContentResponse.FromString,
             options,
             channel_credentials,
             insecure,

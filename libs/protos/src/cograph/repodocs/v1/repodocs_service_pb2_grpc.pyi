@@ -52,6 +52,10 @@ class RepoDocsServiceStub:
     GetDocsTree: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocsTreeRequest, _repodocs_service_pb2.GetDocsTreeResponse]
     GetDocsPage: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocsPageRequest, _repodocs_service_pb2.GetDocsPageResponse]
     GetChunk: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetChunkRequest, _repodocs_service_pb2.GetChunkResponse]
+    FindDocumentsByContent: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.FindDocumentsByContentRequest, _repodocs_service_pb2.FindDocumentsByContentResponse]
+    """Documents whose bytes are one of these (sha256), so a copy uploaded to a collection too is
+    reported: indexed twice, it is embedded twice and the copies compete in retrieval.
+    """
     SearchDocChunks: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.SearchDocChunksRequest, _repodocs_service_pb2.SearchDocChunksResponse]
     """Retrieval."""
     SearchCode: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.SearchCodeRequest, _repodocs_service_pb2.SearchCodeResponse]
@@ -78,6 +82,10 @@ class RepoDocsServiceAsyncStub(RepoDocsServiceStub):
     GetDocsTree: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocsTreeRequest, _repodocs_service_pb2.GetDocsTreeResponse]  # type: ignore[assignment]
     GetDocsPage: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocsPageRequest, _repodocs_service_pb2.GetDocsPageResponse]  # type: ignore[assignment]
     GetChunk: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetChunkRequest, _repodocs_service_pb2.GetChunkResponse]  # type: ignore[assignment]
+    FindDocumentsByContent: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.FindDocumentsByContentRequest, _repodocs_service_pb2.FindDocumentsByContentResponse]  # type: ignore[assignment]
+    """Documents whose bytes are one of these (sha256), so a copy uploaded to a collection too is
+    reported: indexed twice, it is embedded twice and the copies compete in retrieval.
+    """
     SearchDocChunks: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.SearchDocChunksRequest, _repodocs_service_pb2.SearchDocChunksResponse]  # type: ignore[assignment]
     """Retrieval."""
     SearchCode: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.SearchCodeRequest, _repodocs_service_pb2.SearchCodeResponse]  # type: ignore[assignment]
@@ -179,6 +187,16 @@ class RepoDocsServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repodocs_service_pb2.GetChunkRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repodocs_service_pb2.GetChunkResponse, _abc.Awaitable[_repodocs_service_pb2.GetChunkResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def FindDocumentsByContent(
+        self,
+        request: _repodocs_service_pb2.FindDocumentsByContentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_repodocs_service_pb2.FindDocumentsByContentResponse, _abc.Awaitable[_repodocs_service_pb2.FindDocumentsByContentResponse]]:
+        """Documents whose bytes are one of these (sha256), so a copy uploaded to a collection too is
+        reported: indexed twice, it is embedded twice and the copies compete in retrieval.
+        """
 
     @_abc_1.abstractmethod
     def SearchDocChunks(

@@ -321,6 +321,16 @@ def job_from_pb(message: cpb.Job) -> s.Job:
     )
 
 
+INT32_MAX = 2**31 - 1
+
+
+def limit_to_pb(limit: int | None) -> int:
+    """A requested hit limit as the search service takes it. None (not given) is 0, for which the
+    search service applies its configured default; it alone judges the range, so a limit too large
+    for the int32 field goes as the largest one, which it refuses with its own message."""
+    return 0 if limit is None else min(limit, INT32_MAX)
+
+
 def failure_from_pb(message: spb.StoreFailure) -> s.StoreFailure:
     return s.StoreFailure(store=_STORE.get(message.store, "unknown"), message=message.message)
 

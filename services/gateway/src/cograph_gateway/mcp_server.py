@@ -54,10 +54,24 @@ token may read.
 Ctx = Context[Any, Any]
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
+# The search service judges the query's length and the limit against its settings, and applies
+# its default limit when none is given: bounds stated here would be wrong once those change.
 QueryArg = Annotated[
-    str, Field(min_length=1, max_length=2000, description="What you are looking for, in words.")
+    str,
+    Field(
+        min_length=1,
+        description="What you are looking for, in words (at most the configured length, 2000 "
+        "characters by default).",
+    ),
 ]
-LimitArg = Annotated[int, Field(ge=1, le=100, description="Most results to answer (per pool for routing).")]
+LimitArg = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        description="Most results to answer, per pool for routing (at most the configured maximum, "
+        "100 by default). Omitted: the configured default (10 unless changed).",
+    ),
+]
 RepositoryArg = Annotated[
     str,
     Field(
@@ -311,7 +325,7 @@ class CographTools:
             Literal["code", "wiki"],
             Field(description='"code": symbols, each with the doc chunks that discuss it; "wiki": the docs.'),
         ] = "code",
-        limit: LimitArg = 10,
+        limit: LimitArg = None,
     ) -> RetrieveResult:
         principal = _principal(ctx)
         found = await self._access.repository_by_slug(principal, Operation.MCP_RETRIEVE, repository)
@@ -320,7 +334,7 @@ class CographTools:
                 query=query.strip(),
                 mode=spb.RETRIEVE_MODE_CODE if mode == "code" else spb.RETRIEVE_MODE_WIKI,
                 scope=spb.Scope(repository_ids=[found.repository_id]),
-                limit=limit,
+                limit=convert.limit_to_pb(limit),
             )
         )
         repos = {found.repository_id: found.slug}
@@ -335,7 +349,7 @@ class CographTools:
         )
 
     @_tool_errors
-    async def route(self, query: QueryArg, ctx: Ctx, limit: LimitArg = 5) -> RouteResult:
+    async def route(self, query: QueryArg, ctx: Ctx, limit: LimitArg = None) -> RouteResult:
         principal = _principal(ctx)
         result = await route(self._backends, self._access, principal, query, limit)
         repos = await self._repositories(principal) if result.code or result.repo_docs else {}
@@ -381,12 +395,14 @@ class CographTools:
 
     @_tool_errors
     async def collection_search(
-        self, collection_id: CollectionIdArg, query: QueryArg, ctx: Ctx, limit: LimitArg = 10
+        self, collection_id: CollectionIdArg, query: QueryArg, ctx: Ctx, limit: LimitArg = None
     ) -> CollectionSearchResult:
         principal = _principal(ctx)
         found = await self._access.collection(principal, Operation.MCP_COLLECTION_SEARCH, collection_id)
         response = await self._backends.search.SearchCollection(
-            spb.SearchCollectionRequest(query=query.strip(), collection_id=found.collection_id, limit=limit)
+            spb.SearchCollectionRequest(
+                query=query.strip(), collection_id=found.collection_id, limit=convert.limit_to_pb(limit)
+            )
         )
         return CollectionSearchResult(
             collection_id=found.collection_id,

@@ -27,8 +27,26 @@ Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S")]
 # Unconstrained here: the collections service judges each key, so one bad key in a batch is
 # that document's own error (invalid_source_key), not a 400 for the whole batch.
 SourceKey = str
-Query = Annotated[str, Meta(min_length=1, max_length=2000, pattern=r"\S")]
-Limit = Annotated[int, Meta(ge=1, le=100)]
+# The search service judges the length of a query and the limit against its settings
+# (COGRAPH_SEARCH__MAX_QUERY_CHARS, __MAX_LIMIT, __DEFAULT_LIMIT): a bound stated here would be
+# the wrong one as soon as they change, so none is.
+Query = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        pattern=r"\S",
+        description="What you are looking for. At most the configured number of characters "
+        "(COGRAPH_SEARCH__MAX_QUERY_CHARS, 2000 by default).",
+    ),
+]
+Limit = Annotated[
+    int,
+    Meta(
+        ge=1,
+        description="Most hits. At most the configured maximum (COGRAPH_SEARCH__MAX_LIMIT, 100 by "
+        "default); absent or null: the configured default (COGRAPH_SEARCH__DEFAULT_LIMIT, 10 by default).",
+    ),
+]
 # Host, owner and repository names: what git hosts allow, no path separators.
 RefPart = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 
@@ -258,7 +276,7 @@ class Job(msgspec.Struct):
 
 class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: Query
-    limit: Limit = 10
+    limit: Limit | None = None
 
 
 class CollectionStreamRanks(msgspec.Struct):

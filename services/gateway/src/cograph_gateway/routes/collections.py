@@ -19,6 +19,7 @@ from cograph_gateway.convert import (
     embed_status_from_pb,
     failure_from_pb,
     job_from_pb,
+    limit_to_pb,
     visibility_to_pb,
 )
 from cograph_gateway.errors import Problem, problem_responses
@@ -197,7 +198,7 @@ class CollectionsController(Controller):
         found = await access.collection(principal, Operation.SEARCH_COLLECTION, collection_id)
         response = await backends.search.SearchCollection(
             spb.SearchCollectionRequest(
-                query=data.query.strip(), collection_id=found.collection_id, limit=data.limit
+                query=data.query.strip(), collection_id=found.collection_id, limit=limit_to_pb(data.limit)
             )
         )
         return CollectionSearchResult(

@@ -26,6 +26,7 @@ from cograph_gateway.convert import (
     docs_tree_node_from_pb,
     failure_from_pb,
     file_range_from_pb,
+    limit_to_pb,
     related_from_pb,
     repo_document_from_pb,
     repo_summary_from_pb,
@@ -352,7 +353,7 @@ class ReposController(Controller):
                 query=data.query.strip(),
                 mode=spb.RETRIEVE_MODE_CODE,
                 scope=spb.Scope(repository_ids=[found.repository_id]),
-                limit=data.limit,
+                limit=limit_to_pb(data.limit),
             )
         )
         return CodeSearchResult(

@@ -14,7 +14,7 @@ from litestar.status_codes import HTTP_200_OK
 from cograph.search.v1 import search_service_pb2 as spb
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
-from cograph_gateway.convert import route_from_pb
+from cograph_gateway.convert import limit_to_pb, route_from_pb
 from cograph_gateway.errors import grpc_status, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation
@@ -35,7 +35,7 @@ async def _scope(
 
 
 async def route(
-    backends: Backends, access: Access, principal: Principal, query: str, limit: int
+    backends: Backends, access: Access, principal: Principal, query: str, limit: int | None
 ) -> RouteResult:
     """Route within the caller's readable scope, resolved here before the search fans out."""
     access.require(principal, Operation.ROUTE)
@@ -45,9 +45,8 @@ async def route(
         _scope(access.readable_collections(principal), ("collections",), failures),
     )
     scope = spb.Scope(repository_ids=repository_ids, collection_ids=collection_ids)
-    result = route_from_pb(
-        await backends.search.Route(spb.RouteRequest(query=query.strip(), scope=scope, limit=limit))
-    )
+    request = spb.RouteRequest(query=query.strip(), scope=scope, limit=limit_to_pb(limit))
+    result = route_from_pb(await backends.search.Route(request))
     # A store the gateway could not scope was searched with nothing; its own failure says why.
     unscoped = {f.store for f in failures}
     result.failures = failures + [f for f in result.failures if f.store not in unscoped]

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from e2e.gateway.helpers import create_collection, repodocs_implements, wait_for_jobs
+from e2e.gateway.helpers import create_collection, repodocs_implements, require_repodocs, wait_for_jobs
 from e2e.gateway.test_collections_api import GUIDE, Auth
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -245,3 +245,68 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
     )
     assert lines["content"].startswith("def parse_config")
     assert lines["citation"].startswith(f"{repository}@")
+
+
+async def test_retrieve_in_wiki_mode_narrows_to_document_kinds(
+    system: System, gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    require_repodocs("RegisterRepository", "SyncRepository", "SearchDocChunks")
+    checkout = tmp_path / "deployer"
+    (checkout / ".github" / "workflows").mkdir(parents=True)
+    (checkout / "README.md").write_text("# Deployer\n\n## Deploying\n\nThe deployer ships the service.\n")
+    (checkout / ".github" / "workflows" / "deploy.yml").write_text(
+        "name: deploy\non: push\njobs:\n  deploy:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: make deploy\n"
+    )
+    (checkout / "Dockerfile").write_text('FROM python:3.11\nCOPY . /app\nCMD ["deploy"]\n')
+    _git(checkout, "init", "-q", "-b", "main")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    registered = await gateway.post(
+        "/api/repos",
+        json={"host": "example.com", "owner": "acme", "name": "deployer", "checkout_path": str(checkout)},
+        headers=auth["admin"],
+    )
+    assert registered.status_code == 201, registered.text
+    synced = await gateway.post(
+        "/api/repos/example.com/acme/deployer/sync", params={"wait": "true"}, headers=auth["admin"]
+    )
+    assert synced.status_code == 200, synced.text
+    repository = "example.com/acme/deployer"
+
+    async with mcp_client(system.gateway_url, auth["admin"]) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        kinds_schema = tools["cograph_retrieve"].input_schema["properties"]["kinds"]
+        assert "workflow" in str(kinds_schema)
+
+        async def kinds_found(**arguments: Any) -> list[str]:
+            result = _ok(
+                await client.call_tool(
+                    "cograph_retrieve",
+                    {"query": "how is the service deployed", "repository": repository, "mode": "wiki"}
+                    | arguments,
+                )
+            )
+            assert not result["failures"], result
+            return [doc["kind"] for doc in result["docs"]]
+
+        assert set(await kinds_found()) == {"repo_doc", "workflow", "config"}
+        assert set(await kinds_found(kinds=["workflow"])) == {"workflow"}
+        assert set(await kinds_found(kinds=["repo_doc", "config"])) == {"repo_doc", "config"}
+        assert await kinds_found(kinds=["test"]) == []
+
+        unknown = _error(
+            await client.call_tool(
+                "cograph_retrieve",
+                {"query": "deploy", "repository": repository, "mode": "wiki", "kinds": ["readme"]},
+            )
+        )
+        assert "readme" in unknown
+        assert "'repo_doc', 'workflow', 'example', 'test' or 'config'" in unknown, unknown
+        with_code = _error(
+            await client.call_tool(
+                "cograph_retrieve", {"query": "deploy", "repository": repository, "kinds": ["workflow"]}
+            )
+        )
+        assert 'use it with mode "wiki"' in with_code
+        assert "HTTP 400" in with_code

@@ -72,6 +72,16 @@ LimitArg = Annotated[
         "100 by default). Omitted: the configured default (10 unless changed).",
     ),
 ]
+RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
+KindsArg = Annotated[
+    list[RepoDocKind] | None,
+    Field(
+        max_length=5,
+        description='mode "wiki" only: search only documents of these kinds. repo_doc: markdown and '
+        "reStructuredText; workflow: .github/workflows; example: example or sample files; test: test "
+        "files; config: root and deploy configuration (Dockerfile, pyproject.toml, ...). Omitted: all.",
+    ),
+]
 RepositoryArg = Annotated[
     str,
     Field(
@@ -326,8 +336,11 @@ class CographTools:
             Field(description='"code": symbols, each with the doc chunks that discuss it; "wiki": the docs.'),
         ] = "code",
         limit: LimitArg = None,
+        kinds: KindsArg = None,
     ) -> RetrieveResult:
         principal = _principal(ctx)
+        if kinds and mode != "wiki":
+            raise Problem(400, 'kinds filters repository docs: use it with mode "wiki"')
         found = await self._access.repository_by_slug(principal, Operation.MCP_RETRIEVE, repository)
         response = await self._backends.search.Retrieve(
             spb.RetrieveRequest(
@@ -335,6 +348,7 @@ class CographTools:
                 mode=spb.RETRIEVE_MODE_CODE if mode == "code" else spb.RETRIEVE_MODE_WIKI,
                 scope=spb.Scope(repository_ids=[found.repository_id]),
                 limit=convert.limit_to_pb(limit),
+                kinds=[convert.DOC_KIND_TO_PB[k] for k in dict.fromkeys(kinds or ())],
             )
         )
         repos = {found.repository_id: found.slug}
@@ -548,7 +562,8 @@ TOOL_DESCRIPTIONS = {
     "cograph_retrieve": (
         "Search ONE repository. mode='code' finds functions, classes and methods (each hit with the "
         "documentation chunks that discuss it); mode='wiki' searches the repository's checked-in docs "
-        "(READMEs, ADRs, configs, workflows). Use cograph_read_file_range to quote code verbatim."
+        "(READMEs, ADRs, configs, workflows), narrowed to some kinds with `kinds`. Use "
+        "cograph_read_file_range to quote code verbatim."
     ),
     "cograph_route": (
         "Ask anything when you do not know where the answer lives: searches code, repository docs and "

@@ -308,3 +308,19 @@ async def test_collection_search_is_scoped_and_cites(gateway: httpx.AsyncClient,
     hits = response.json()["hits"]
     assert hits
     assert hits[0]["chunk"]["citation"].startswith(f"collection/{collection['id']}#")
+
+
+async def test_the_parser_warnings_reach_the_uploader_and_the_document(
+    gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    alice = auth["alice"]
+    collection = await create_collection(gateway, alice, "Release notes")
+    base = f"/api/md-collections/{collection['id']}/documents"
+    notes = "---\n# Release notes\n\nImportant text.\n\n---\n\nMore.\n"  # '---' is a thematic break here
+    uploaded = await gateway.post(base, json={"source_key": "notes.md", "content": notes}, headers=alice)
+    assert uploaded.status_code == 201, uploaded.text
+    expected = ["frontmatter is a str, not a mapping; the block is read as markdown"]
+    assert uploaded.json()["warnings"] == expected
+    document = (await gateway.get(f"{base}/{uploaded.json()['document_id']}", headers=alice)).json()
+    assert document["metadata"]["warnings"] == expected
+    assert document["title"] == "Release notes"

@@ -176,6 +176,7 @@ def document_result_from_pb(message: cpb.DocumentResult) -> s.DocumentResult:
         source_key=message.source_key,
         document_id=message.document_id or None,
         state=_STATE.get(message.state),
+        warnings=list(message.warnings),
     )
 
 
@@ -242,6 +243,7 @@ def metadata_from_pb(message: cpb.DocumentMetadata) -> s.DocumentMetadata:
         ],
         word_count=message.word_count,
         line_count=message.line_count,
+        warnings=list(message.warnings),
     )
 
 

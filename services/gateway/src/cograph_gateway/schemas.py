@@ -129,6 +129,9 @@ class DocumentResult(msgspec.Struct):
     # Null when the document failed; `error` says why.
     state: DocumentStateName | None
     error: DocumentError | None = None
+    # What the parser read differently than the file may intend (a '---' block read as
+    # markdown, say), and a repository doc with the same bytes: the document is indexed twice.
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class UploadResult(msgspec.Struct):
@@ -137,6 +140,8 @@ class UploadResult(msgspec.Struct):
     state: DocumentStateName
     # The upload job that recorded this ingestion.
     job_id: str
+    # As in a batch's DocumentResult.
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class UploadCounts(msgspec.Struct):
@@ -205,6 +210,8 @@ class DocumentMetadata(msgspec.Struct):
     links: list[Link]
     word_count: int
     line_count: int
+    # Where the parser read the file differently than it may intend.
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class Document(msgspec.Struct):

@@ -23,6 +23,7 @@ from cograph_gateway.convert import (
     document_result_from_pb,
     summary_from_pb,
 )
+from cograph_gateway.duplicates import warn_of_repository_copies
 from cograph_gateway.errors import Problem, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation as Op
@@ -168,11 +169,13 @@ class DocumentsController(Controller):
             reason = result.error.reason if result.error else "unknown"
             message = result.error.message if result.error else "the document was not stored"
             raise Problem(_REASON_STATUS.get(reason, 422), message, reason=reason, source_key=source_key)
+        await warn_of_repository_copies([result], [content], principal, backends, access)
         return UploadResult(
             source_key=result.source_key,
             document_id=result.document_id,
             state=result.state,
             job_id=response.job_id,
+            warnings=result.warnings,
         )
 
     @post(
@@ -191,21 +194,20 @@ class DocumentsController(Controller):
         access: NamedDependency[Access],
     ) -> BatchResult:
         found = await access.collection(principal, Op.UPLOAD_DOCUMENTS, collection_id)
+        contents = [d.content.encode() for d in data.documents]
         response = await backends.collections.UploadDocuments(
             cpb.UploadDocumentsRequest(
                 collection_id=found.collection_id,
                 documents=[
-                    cpb.DocumentContent(source_key=d.source_key, content=d.content.encode())
-                    for d in data.documents
+                    cpb.DocumentContent(source_key=d.source_key, content=content)
+                    for d, content in zip(data.documents, contents, strict=True)
                 ],
                 requested_by=principal.subject,
             )
         )
-        return BatchResult(
-            results=[document_result_from_pb(r) for r in response.results],
-            counts=counts_from_pb(response.counts),
-            job_id=response.job_id,
-        )
+        results = [document_result_from_pb(r) for r in response.results]
+        await warn_of_repository_copies(results, contents, principal, backends, access)
+        return BatchResult(results=results, counts=counts_from_pb(response.counts), job_id=response.job_id)
 
     @get("/documents", summary="The collection's documents", responses=problem_responses(403, 404))
     async def list_documents(

@@ -155,6 +155,10 @@ async def test_a_repository_synced_read_and_searched(
     assert len(syncs) >= 2
     documents = (await gateway.get(f"{REPO}/documents", headers=alice)).json()["items"]
     readme = next(d for d in documents if d["path"] == "README.md")
+    only_docs = (await gateway.get(f"{REPO}/documents", params={"kind": "repo_doc"}, headers=alice)).json()
+    assert {d["kind"] for d in only_docs["items"]} == {"repo_doc"}
+    unknown = await gateway.get(f"{REPO}/documents", params={"kind": "unknown"}, headers=alice)
+    is_problem(unknown, 400)  # not "no filter": a kind no document can have is a mistake
     full = (await gateway.get(f"{REPO}/documents/{readme['id']}", headers=alice)).json()
     assert "parse_config" in full["content"]
     tree = (await gateway.get(f"{REPO}/docs", headers=alice)).json()

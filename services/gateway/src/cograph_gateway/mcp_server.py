@@ -72,9 +72,8 @@ LimitArg = Annotated[
         "100 by default). Omitted: the configured default (10 unless changed).",
     ),
 ]
-RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
 KindsArg = Annotated[
-    list[RepoDocKind] | None,
+    list[s.RepoDocKind] | None,
     Field(
         max_length=5,
         description='mode "wiki" only: search only documents of these kinds. repo_doc: markdown and '

@@ -17,6 +17,8 @@ DocumentStateName = Literal["created", "replaced", "unchanged"]
 LinkTypeName = Literal["absolute", "anchor", "markdown", "relative", "wiki", "unknown"]
 JobKindName = Literal["upload", "embed", "resolve_links"]
 JobStatusName = Literal["queued", "running", "success", "error"]
+# What a caller may filter repository documents by; answers may also say "unknown".
+RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
 DocumentKindName = Literal["repo_doc", "workflow", "example", "test", "config", "unknown"]
 SyncStatusName = Literal["queued", "running", "success", "error", "unknown"]
 SyncTriggerName = Literal["manual", "schedule", "registration", "unknown"]

@@ -50,10 +50,10 @@ from cograph_gateway.schemas import (
     CodeSearchResult,
     DocsPage,
     DocsTree,
-    DocumentKindName,
     FileRange,
     GrantCreate,
     Page,
+    RepoDocKind,
     RepoDocument,
     RepoDocumentSummary,
     Repository,
@@ -257,13 +257,13 @@ class ReposController(Controller):
         backends: NamedDependency[Backends],
         access: NamedDependency[Access],
         kind: Annotated[
-            list[DocumentKindName] | None, QueryParameter(description="Only these kinds (repeatable)")
+            list[RepoDocKind] | None, QueryParameter(description="Only these kinds (repeatable)")
         ] = None,
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[RepoDocumentSummary]:
         found = await access.repository(principal, Operation.LIST_REPO_DOCUMENTS, host, owner, name)
-        kinds = [DOC_KIND_TO_PB[k] for k in kind or () if k in DOC_KIND_TO_PB]
+        kinds = [DOC_KIND_TO_PB[k] for k in kind or ()]
         response = await backends.repodocs.ListDocuments(
             rpb.ListDocumentsRequest(
                 repository_id=found.repository_id,

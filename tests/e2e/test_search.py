@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncpg
 import grpc
+import msgspec
 import pytest
 from grpc import aio
 from integration.repodocs.helpers import SYNC_TIMEOUT, GitRepo
@@ -20,7 +21,9 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as rpb_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_cli.runtime import System
+from cograph_embeddings.openai import OpenAIProvider
 from cograph_grpc import open_channel
+from cograph_search.app import create_service as create_search_service
 
 CONFIG_PY = '''"""Configuration loading."""
 
@@ -181,7 +184,7 @@ async def test_route_fills_collections_even_when_no_word_matches(
         )
         if status.total_chunks and status.embedded_chunks == status.total_chunks:
             break
-        await __import__("asyncio").sleep(0.1)
+        await asyncio.sleep(0.1)
     routed = await stubs.search.Route(
         pb.RouteRequest(
             query="zyxwv qwerty",
@@ -270,3 +273,77 @@ async def test_a_query_with_a_control_character_is_refused(stubs: Stubs) -> None
     # Tabs and line breaks are white space.
     routed = await stubs.search.Route(pb.RouteRequest(query="parse\tconfig\r\n", scope=scope))
     assert list(routed.failures) == []
+
+
+@pytest.mark.parametrize("endpoint", ["refuses connections", "never answers"])
+async def test_a_query_the_model_cannot_embed_is_answered_by_full_text(
+    system: System, stubs: Stubs, endpoint: str
+) -> None:
+    """A real OpenAI-compatible provider whose endpoint is down or silent: the search answers
+    from full text within the embedding deadline and says the dense stream did not run."""
+    silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    if endpoint == "refuses connections":
+        silent.close()
+        await silent.wait_closed()
+    provider = OpenAIProvider(
+        base_url=f"http://127.0.0.1:{port}/v1", model="remote", api_key="", batch_size=8, timeout_seconds=30
+    )
+    search_settings = msgspec.structs.replace(system.settings.search, embedding_deadline_seconds=0.5)
+    settings = msgspec.structs.replace(system.settings, search=search_settings)
+    host = await create_search_service(settings, provider)
+    await host.start("127.0.0.1", 0, 0)
+    channel = open_channel(f"127.0.0.1:{host.grpc.port}", settings.grpc)
+    try:
+        collection = (
+            await stubs.collections.CreateCollection(
+                cpb.CreateCollectionRequest(name="Glossary", visibility=cpb.VISIBILITY_PUBLIC, owner="alice")
+            )
+        ).collection
+        await stubs.collections.UploadDocuments(
+            cpb.UploadDocumentsRequest(
+                collection_id=collection.id,
+                documents=[
+                    cpb.DocumentContent(source_key="zorblax.md", content=b"# Zorblax\n\nThe billing batch."),
+                    cpb.DocumentContent(source_key="other.md", content=b"# Other\n\nUnrelated words."),
+                ],
+            )
+        )
+        search = pb_grpc.SearchServiceStub(channel)
+        started = time.monotonic()
+        found = await search.SearchCollection(
+            pb.SearchCollectionRequest(query="what is a zorblax", collection_id=collection.id, limit=5)
+        )
+        routed = await search.Route(
+            pb.RouteRequest(query="zorblax", scope=pb.Scope(collection_ids=[collection.id]), limit=5)
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        await channel.close(None)
+        await host.stop()
+        silent.close()
+    for hits, failures in ((found.hits, found.failures), (routed.collections, routed.failures)):
+        assert [hit.chunk.source_key for hit in hits] == ["zorblax.md"]
+        assert (hits[0].ranks.dense, hits[0].ranks.text) == (0, 1)
+        assert [failure.store for failure in failures] == [pb.STORE_EMBEDDING]
+        assert "the query was not embedded" in failures[0].message
+        assert ("unreachable" if endpoint == "refuses connections" else "no answer within 0.5 s") in (
+            failures[0].message
+        )
+    assert elapsed < 3.0  # two searches, each bounded by the embedding deadline
+
+
+async def test_malformed_scope_ids_are_refused_not_reported_as_store_failures(stubs: Stubs) -> None:
+    for call in (
+        stubs.search.Route(pb.RouteRequest(query="billing", scope=pb.Scope(repository_ids=["nope"]))),
+        stubs.search.Retrieve(
+            pb.RetrieveRequest(
+                query="billing", mode=pb.RETRIEVE_MODE_WIKI, scope=pb.Scope(collection_ids=["nope"])
+            )
+        ),
+        stubs.search.SearchCollection(pb.SearchCollectionRequest(query="billing", collection_id="nope")),
+    ):
+        with pytest.raises(aio.AioRpcError) as refused:
+            await call
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "'nope' is not a valid id" in (refused.value.details() or "")

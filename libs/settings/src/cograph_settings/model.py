@@ -146,6 +146,10 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
     store_deadline_seconds: Annotated[
         float, Meta(gt=0, description="Deadline of each store call in a fan-out.")
     ] = 5.0
+    embedding_deadline_seconds: Annotated[
+        float,
+        Meta(gt=0, description="Longest the query's embedding may take; after it, full text only."),
+    ] = 10.0
     max_query_chars: Annotated[int, Meta(gt=0, description="Longest query accepted.")] = 2000
     default_limit: Annotated[int, Meta(gt=0, description="Hits returned when a request names no limit.")] = 10
     max_limit: Annotated[int, Meta(gt=0, description="Most hits one request may ask for.")] = 100

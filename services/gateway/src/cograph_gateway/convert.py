@@ -114,6 +114,7 @@ _STORE: dict[int, s.StoreName] = {
     spb.STORE_CODE: "code",
     spb.STORE_REPO_DOCS: "repo_docs",
     spb.STORE_COLLECTIONS: "collections",
+    spb.STORE_EMBEDDING: "embedding",
 }
 
 

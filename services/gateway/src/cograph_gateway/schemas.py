@@ -22,7 +22,8 @@ RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
 DocumentKindName = Literal["repo_doc", "workflow", "example", "test", "config", "unknown"]
 SyncStatusName = Literal["queued", "running", "success", "error", "unknown"]
 SyncTriggerName = Literal["manual", "schedule", "registration", "unknown"]
-StoreName = Literal["code", "repo_docs", "collections", "unknown"]
+# "embedding": the query was not embedded, and the answer is full text only.
+StoreName = Literal["code", "repo_docs", "collections", "embedding", "unknown"]
 
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
 Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S")]

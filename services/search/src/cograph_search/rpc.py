@@ -4,7 +4,8 @@ answers what it has: a store that fails or is slow becomes a named failure, neve
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import uuid
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -16,7 +17,7 @@ from cograph.repodocs.v1 import repodocs_service_pb2 as repodocs_pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
-from cograph_embeddings import EmbeddingProvider
+from cograph_embeddings import EmbeddingError, EmbeddingProvider
 from cograph_grpc import InvalidArgument, check_typed_text
 from cograph_settings import SearchSettings
 
@@ -65,6 +66,19 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             raise InvalidArgument(f"limit must be between 1 and {self._settings.max_limit}")
         return text, limit or self._settings.default_limit
 
+    @staticmethod
+    def _check_ids(values: Iterable[str], what: str) -> None:
+        """Ids are UUIDs: a malformed one is the caller's mistake, not a store that failed."""
+        for value in values:
+            try:
+                uuid.UUID(value)
+            except ValueError:
+                raise InvalidArgument(f"{what} id {value!r} is not a valid id") from None
+
+    def _check_scope(self, scope: pb.Scope) -> None:
+        self._check_ids(scope.repository_ids, "repository")
+        self._check_ids(scope.collection_ids, "collection")
+
     def _deadline(self) -> float:
         """When a store call started now must have answered, on the event loop's clock."""
         return asyncio.get_running_loop().time() + self._settings.store_deadline_seconds
@@ -84,9 +98,25 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         except aio.AioRpcError as error:
             raise StoreFailed(store, f"{error.code().name}: {error.details()}") from None
 
-    async def _embedding(self, text: str) -> tuple[list[float], str]:
-        model = await self._embedder.info()
-        return await self._embedder.embed_one(text), model.name
+    async def _embedding(self, text: str) -> tuple[list[float], str, list[pb.StoreFailure]]:
+        """The query's vector and model; when the model fails or is late, no vector (the stores
+        then run full text only) and the failure that says so."""
+        deadline = self._settings.embedding_deadline_seconds
+
+        async def embed() -> tuple[list[float], str]:
+            model = await self._embedder.info()
+            return await self._embedder.embed_one(text), model.name
+
+        try:
+            vector, model = await asyncio.wait_for(embed(), deadline)
+        except TimeoutError:
+            reason = f"no answer within {deadline:g} s"
+        except EmbeddingError as error:
+            reason = str(error)
+        else:
+            return vector, model, []
+        message = f"the query was not embedded ({reason}): full-text results only"
+        return [], "", [pb.StoreFailure(store=pb.STORE_EMBEDDING, message=message)]
 
     def _collections_search(
         self, text: str, vector: list[float], model: str, ids: list[str], limit: int
@@ -187,33 +217,36 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         text, limit = self._checked(request.query, request.limit)
         if not request.collection_id:
             raise InvalidArgument("name the collection to search")
-        vector, model = await self._embedding(text)
+        self._check_ids([request.collection_id], "collection")
+        vector, model, failures = await self._embedding(text)
         try:
             found = await self._collections_search(text, vector, model, [request.collection_id], limit)
         except StoreFailed as failed:
-            return pb.SearchCollectionResponse(failures=[failed.failure])
-        return pb.SearchCollectionResponse(hits=found.hits)
+            return pb.SearchCollectionResponse(failures=[*failures, failed.failure])
+        return pb.SearchCollectionResponse(hits=found.hits, failures=failures)
 
     async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> pb.RetrieveResponse:
         text, limit = self._checked(request.query, request.limit)
         if request.mode not in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
             raise InvalidArgument("mode must be code or wiki")
-        vector, model = await self._embedding(text)
+        self._check_scope(request.scope)
+        vector, model, failures = await self._embedding(text)
         try:
             if request.mode == pb.RETRIEVE_MODE_CODE:
                 related = request.related_limit or DEFAULT_RELATED
                 code = await self._code_search(text, vector, model, request.scope, limit, related)
-                return pb.RetrieveResponse(code=code.results, failures=code.failures)
+                return pb.RetrieveResponse(code=code.results, failures=[*failures, *code.failures])
             docs = await self._docs_search(text, vector, model, request.scope, limit, list(request.kinds))
-            return pb.RetrieveResponse(docs=docs.hits)
+            return pb.RetrieveResponse(docs=docs.hits, failures=failures)
         except StoreFailed as failed:
-            return pb.RetrieveResponse(failures=[failed.failure])
+            return pb.RetrieveResponse(failures=[*failures, failed.failure])
 
     async def Route(self, request: pb.RouteRequest, context: Context) -> pb.RouteResponse:
         """Each pool scored on its own; collections always filled up to the limit, even at low
         confidence, because a glossary often answers a question whose words it does not share."""
         text, limit = self._checked(request.query, request.limit)
-        vector, model = await self._embedding(text)
+        self._check_scope(request.scope)
+        vector, model, failures = await self._embedding(text)
         scope = request.scope
         code, docs, collections = await asyncio.gather(
             self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED),
@@ -221,8 +254,9 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             self._collections_search(text, vector, model, list(scope.collection_ids), limit),
             return_exceptions=True,
         )
-        response = pb.RouteResponse()
-        best = self._settings.dense_weight + self._settings.text_weight
+        response = pb.RouteResponse(failures=failures)
+        # Confidence is measured against the streams that ran.
+        best = (self._settings.dense_weight if vector else 0.0) + self._settings.text_weight
         for store, result in (
             (pb.STORE_CODE, code),
             (pb.STORE_REPO_DOCS, docs),

@@ -21,6 +21,7 @@ class Store(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STORE_CODE: _ClassVar[Store]
     STORE_REPO_DOCS: _ClassVar[Store]
     STORE_COLLECTIONS: _ClassVar[Store]
+    STORE_EMBEDDING: _ClassVar[Store]
 RETRIEVE_MODE_UNSPECIFIED: RetrieveMode
 RETRIEVE_MODE_CODE: RetrieveMode
 RETRIEVE_MODE_WIKI: RetrieveMode
@@ -28,6 +29,7 @@ STORE_UNSPECIFIED: Store
 STORE_CODE: Store
 STORE_REPO_DOCS: Store
 STORE_COLLECTIONS: Store
+STORE_EMBEDDING: Store
 
 class Scope(_message.Message):
     __slots__ = ("repository_ids", "collection_ids")

@@ -60,6 +60,19 @@ class Stubs:
         self.repodocs = rpb_grpc.RepoDocsServiceStub(self.channels[1])
         self.collections = cpb_grpc.CollectionsServiceStub(self.channels[2])
 
+    async def glossary(self, documents: dict[str, bytes]) -> str:
+        """A public collection holding these documents (source key to content); answers its id."""
+        created = await self.collections.CreateCollection(
+            cpb.CreateCollectionRequest(name="Glossary", visibility=cpb.VISIBILITY_PUBLIC, owner="alice")
+        )
+        await self.collections.UploadDocuments(
+            cpb.UploadDocumentsRequest(
+                collection_id=created.collection.id,
+                documents=[cpb.DocumentContent(source_key=k, content=v) for k, v in documents.items()],
+            )
+        )
+        return created.collection.id
+
     async def close(self) -> None:
         for channel in self.channels:
             await channel.close(None)
@@ -161,26 +174,13 @@ async def test_an_empty_scope_finds_nothing(stubs: Stubs, repository: rpb.Reposi
 async def test_route_fills_collections_even_when_no_word_matches(
     stubs: Stubs, repository: rpb.Repository
 ) -> None:
-    collection = (
-        await stubs.collections.CreateCollection(
-            cpb.CreateCollectionRequest(name="Glossary", visibility=cpb.VISIBILITY_PUBLIC, owner="alice")
-        )
-    ).collection
-    await stubs.collections.UploadDocuments(
-        cpb.UploadDocumentsRequest(
-            collection_id=collection.id,
-            documents=[
-                cpb.DocumentContent(
-                    source_key=f"term-{i}.md", content=f"# Term {i}\n\nDefinition {i}.".encode()
-                )
-                for i in range(4)
-            ],
-        )
+    collection_id = await stubs.glossary(
+        {f"term-{i}.md": f"# Term {i}\n\nDefinition {i}.".encode() for i in range(4)}
     )
     # Wait until the chunks are embedded: the dense stream finds them with no shared word.
     for _ in range(600):
         status = await stubs.collections.GetEmbedStatus(
-            cpb.GetEmbedStatusRequest(collection_id=collection.id)
+            cpb.GetEmbedStatusRequest(collection_id=collection_id)
         )
         if status.total_chunks and status.embedded_chunks == status.total_chunks:
             break
@@ -188,7 +188,7 @@ async def test_route_fills_collections_even_when_no_word_matches(
     routed = await stubs.search.Route(
         pb.RouteRequest(
             query="zyxwv qwerty",
-            scope=pb.Scope(repository_ids=[repository.id], collection_ids=[collection.id]),
+            scope=pb.Scope(repository_ids=[repository.id], collection_ids=[collection_id]),
             limit=3,
         )
     )
@@ -295,27 +295,16 @@ async def test_a_query_the_model_cannot_embed_is_answered_by_full_text(
     await host.start("127.0.0.1", 0, 0)
     channel = open_channel(f"127.0.0.1:{host.grpc.port}", settings.grpc)
     try:
-        collection = (
-            await stubs.collections.CreateCollection(
-                cpb.CreateCollectionRequest(name="Glossary", visibility=cpb.VISIBILITY_PUBLIC, owner="alice")
-            )
-        ).collection
-        await stubs.collections.UploadDocuments(
-            cpb.UploadDocumentsRequest(
-                collection_id=collection.id,
-                documents=[
-                    cpb.DocumentContent(source_key="zorblax.md", content=b"# Zorblax\n\nThe billing batch."),
-                    cpb.DocumentContent(source_key="other.md", content=b"# Other\n\nUnrelated words."),
-                ],
-            )
+        collection_id = await stubs.glossary(
+            {"zorblax.md": b"# Zorblax\n\nThe billing batch.", "other.md": b"# Other\n\nUnrelated words."}
         )
         search = pb_grpc.SearchServiceStub(channel)
         started = time.monotonic()
         found = await search.SearchCollection(
-            pb.SearchCollectionRequest(query="what is a zorblax", collection_id=collection.id, limit=5)
+            pb.SearchCollectionRequest(query="what is a zorblax", collection_id=collection_id, limit=5)
         )
         routed = await search.Route(
-            pb.RouteRequest(query="zorblax", scope=pb.Scope(collection_ids=[collection.id]), limit=5)
+            pb.RouteRequest(query="zorblax", scope=pb.Scope(collection_ids=[collection_id]), limit=5)
         )
         elapsed = time.monotonic() - started
     finally:

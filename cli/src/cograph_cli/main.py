@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from cograph_cli import client
 from cograph_cli.runtime import database, start_service, start_system, wait_for_signal
 from cograph_collections.app import MIGRATIONS as COLLECTIONS_MIGRATIONS
 from cograph_db import apply_migrations, connect
@@ -106,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("worker", help="run a collections job worker (embedding, link resolution)")
     commands.add_parser("migrate", help="apply every service's migrations and exit")
     commands.add_parser("config", help="print the configuration table")
+    client.add_parsers(commands)
     return parser
 
 
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "config":
         print(settings_table())
+        return
+    if args.command in client.COMMANDS:
+        client.run(args)
         return
     try:
         settings = load_settings()

@@ -16,6 +16,11 @@ def test_defaults_without_environment() -> None:
     assert settings.database.dsn == ""
 
 
+def test_the_client_variables_are_not_settings() -> None:
+    """COGRAPH_URL and COGRAPH_TOKEN are for `cograph search` and friends: `cograph up` ignores them."""
+    assert load_settings({"COGRAPH_URL": "http://x:1", "COGRAPH_TOKEN": "t"}) == load_settings({})
+
+
 def test_values_are_converted_to_their_types() -> None:
     settings = load_settings(
         {

@@ -12,6 +12,9 @@ import msgspec
 from cograph_settings.model import Settings
 
 PREFIX = "COGRAPH_"
+# Read by the client commands (`cograph repo|collection|search`), not settings of a service:
+# a shell that exports them must still be able to run `cograph up`.
+CLIENT_VARIABLES = frozenset({"COGRAPH_URL", "COGRAPH_TOKEN"})
 _PATH = re.compile(r"\$\.(\w+)\.(\w+)")
 
 
@@ -57,7 +60,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     known = {env_name(section, field.name): (section, field) for section, field in _fields()}
     data: dict[str, dict[str, Any]] = {}
     for name, raw in environ.items():
-        if not name.startswith(PREFIX):
+        if not name.startswith(PREFIX) or name in CLIENT_VARIABLES:
             continue
         if name not in known:
             raise SettingsError(f"{name} is not a setting; the settings are listed in the README")

@@ -1,0 +1,540 @@
+"""The client commands (`repo`, `collection`, `search`): a thin client of the REST gateway.
+
+Every error the gateway answers is RFC 9457 problem+json; its detail is printed as
+`cograph: <detail>` with exit status 1. The wiki mode of `search` has no REST endpoint and is
+asked of the gateway's MCP endpoint (its `cograph_retrieve` tool), with the same token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import httpx
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+URL_VARIABLE = "COGRAPH_URL"
+TOKEN_VARIABLE = "COGRAPH_TOKEN"  # noqa: S105 (the name of a variable, not a secret)
+DEFAULT_URL = "http://127.0.0.1:8080"
+MARKDOWN_SUFFIXES = (".md", ".mdx")
+# Documents per batch upload, and content bytes: well inside the gateway's defaults
+# (COGRAPH_COLLECTIONS__MAX_BATCH_DOCUMENTS 1000, COGRAPH_GATEWAY__MAX_UPLOAD_BYTES 64 MiB).
+BATCH_DOCUMENTS = 100
+BATCH_BYTES = 8 * 2**20
+TIMEOUT = httpx.Timeout(30.0, read=300.0)
+SNIPPET_CHARS = 200
+_SLUG = re.compile(r"^([^/\s]+)/([^/\s]+)/([^/\s]+)$")
+
+
+class ClientError(Exception):
+    """A failure to report on one line, as `cograph: <message>`."""
+
+
+def fail(message: str) -> NoReturn:
+    sys.exit(f"cograph: {message}")
+
+
+class Gateway:
+    """The REST gateway at `url`, with a bearer token when one is given."""
+
+    def __init__(self, url: str, token: str | None) -> None:
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=TIMEOUT)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The answer, whatever its status; a gateway that cannot be reached is a ClientError."""
+        try:
+            return self._client.request(method, path, **kwargs)
+        except httpx.ConnectError:
+            raise ClientError(
+                f"no Cograph gateway answers at {self.url} (start one with `cograph up`, "
+                f"or give --url or {URL_VARIABLE})"
+            ) from None
+        except httpx.TimeoutException:
+            raise ClientError(f"the gateway at {self.url} did not answer in time") from None
+        except httpx.HTTPError as error:
+            raise ClientError(f"cannot reach the gateway at {self.url}: {error}") from None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON answer; a problem answer is a ClientError with its detail."""
+        response = self.send(method, path, **kwargs)
+        if response.is_error:
+            raise ClientError(problem_detail(response))
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise ClientError(
+                f"{self.url} answered {response.status_code} with something other than JSON: "
+                "is it a Cograph gateway?"
+            ) from None
+
+    def upload_one(self, collection_id: str, source_key: str, content: bytes) -> tuple[int, Any]:
+        """One document as a multipart file; answers (status, body) so a refusal is that document's."""
+        response = self.send(
+            "POST",
+            f"/api/md-collections/{collection_id}/documents",
+            files={"file": (Path(source_key).name or "document.md", content, "text/markdown")},
+            data={"source_key": source_key},
+        )
+        body: Any = None
+        if response.content:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+        return response.status_code, body
+
+
+def problem_detail(response: httpx.Response) -> str:
+    """The detail of a problem+json answer; a hint about the token on a 401."""
+    detail = ""
+    try:
+        body = response.json()
+        if isinstance(body, dict):
+            detail = str(body.get("detail") or body.get("title") or "")
+    except ValueError:
+        detail = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
+    detail = detail or f"HTTP {response.status_code} {response.reason_phrase}"
+    if response.status_code == 401:
+        detail += f" (give --token or {TOKEN_VARIABLE}; `cograph up` prints a dev token)"
+    return detail
+
+
+def repository_ref(slug: str) -> tuple[str, str, str]:
+    match = _SLUG.match(slug.strip())
+    if not match:
+        raise ClientError(f"{slug!r} is not a repository: give HOST/OWNER/NAME, e.g. github.com/acme/tools")
+    return match.group(1), match.group(2), match.group(3)
+
+
+# Uploads.
+
+
+@dataclass
+class LocalDocument:
+    source_key: str
+    path: Path
+
+
+def markdown_files(paths: list[Path]) -> list[LocalDocument]:
+    """Files as given (keyed by their name), and every .md/.mdx under a directory (keyed relative to it)."""
+    found: list[LocalDocument] = []
+    for given in paths:
+        if given.is_dir():
+            for path in sorted(given.rglob("*")):
+                if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES:
+                    found.append(LocalDocument(path.relative_to(given).as_posix(), path))
+        elif given.is_file():
+            found.append(LocalDocument(given.name, given))
+        else:
+            raise ClientError(f"{given}: no such file or directory")
+    return found
+
+
+def batches(documents: list[tuple[str, bytes]]) -> Iterator[list[tuple[str, bytes]]]:
+    batch: list[tuple[str, bytes]] = []
+    size = 0
+    for document in documents:
+        if batch and (len(batch) >= BATCH_DOCUMENTS or size + len(document[1]) > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(document)
+        size += len(document[1])
+    if batch:
+        yield batch
+
+
+def _is_utf8(content: bytes) -> bool:
+    try:
+        content.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
+    """Upload the documents in batches; prints failures, warnings and the counts. Answers the exit status."""
+    documents = markdown_files(paths)
+    if not documents:
+        raise ClientError("no markdown files (.md, .mdx) found in " + ", ".join(map(str, paths)))
+    # The collection is checked first: a wrong id is one line, not a failure per document.
+    gateway.request("GET", f"/api/md-collections/{collection_id}")
+    counts = {"created": 0, "replaced": 0, "unchanged": 0, "failed": 0}
+    failures: list[str] = []
+    warnings: list[str] = []
+    jobs: list[str] = []
+
+    def record(result: dict[str, Any]) -> None:
+        key = result.get("source_key", "?")
+        error = result.get("error")
+        if error:
+            failures.append(f"failed   {key}: {error.get('message')} ({error.get('reason')})")
+        warnings.extend(f"warning  {key}: {w}" for w in result.get("warnings") or ())
+
+    utf8: list[tuple[str, bytes]] = []
+    other: list[tuple[str, bytes]] = []
+    for document in documents:
+        try:
+            content = document.path.read_bytes()
+        except OSError as error:
+            failures.append(f"failed   {document.source_key}: {error.strerror or error} (unreadable)")
+            counts["failed"] += 1
+            continue
+        (utf8 if _is_utf8(content) else other).append((document.source_key, content))
+
+    progress = Progress(
+        TextColumn("uploading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("documents"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+    with progress:
+        task = progress.add_task("upload", total=len(utf8) + len(other))
+        for batch in batches(utf8):
+            body = {"documents": [{"source_key": k, "content": c.decode()} for k, c in batch]}
+            answer = gateway.request(
+                "POST", f"/api/md-collections/{collection_id}/documents/batch", json=body
+            )
+            for result in answer["results"]:
+                record(result)
+            for name in counts:
+                counts[name] += int(answer["counts"].get(name, 0))
+            jobs.append(answer["job_id"])
+            progress.advance(task, len(batch))
+        # JSON carries text only: a document that is not UTF-8 goes as a file, for the
+        # collection to judge (and refuse with its reason) like any other.
+        for key, content in other:
+            status, answer = gateway.upload_one(collection_id, key, content)
+            answer = answer if isinstance(answer, dict) else {}
+            if status < 400:
+                counts[answer.get("state", "created")] = counts.get(answer.get("state", "created"), 0) + 1
+                record(answer)
+                if answer.get("job_id"):
+                    jobs.append(answer["job_id"])
+            elif status in (413, 422) and answer.get("reason"):
+                counts["failed"] += 1
+                record(
+                    {"source_key": key, "error": {"reason": answer["reason"], "message": answer["detail"]}}
+                )
+            else:
+                raise ClientError(f"{key}: {answer.get('detail') or f'HTTP {status}'}")
+            progress.advance(task)
+    for line in failures + warnings:
+        print(line)
+    print(
+        f"{len(documents)} document(s): {counts['created']} created, {counts['replaced']} replaced, "
+        f"{counts['unchanged']} unchanged, {counts['failed']} failed"
+    )
+    if jobs:
+        print("embedding in the background; `cograph search` finds them once it is done")
+    return 1 if counts["failed"] else 0
+
+
+# Search.
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def _where(source: str, heading_path: list[str], anchor: str) -> str:
+    parts = [source, *heading_path]
+    return " › ".join(p for p in parts if p) + (f"  #{anchor}" if anchor else "")
+
+
+def _score(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, int | float) else "-"
+
+
+def _collection_hit(hit: dict[str, Any]) -> list[str]:
+    chunk = hit["chunk"]
+    where = _where(chunk["source_key"], chunk["heading_path"], chunk["section_anchor"])
+    return [
+        f"{_score(hit['score'])}  {where}",
+        f"        {chunk['citation']}",
+        f"        {_snippet(chunk['content'])}",
+    ]
+
+
+def _doc_hit(hit: dict[str, Any]) -> list[str]:
+    chunk = hit["chunk"]
+    where = _where(chunk["path"], chunk["heading_path"], chunk["heading_anchor"])
+    return [f"{_score(hit.get('score'))}  {where}", f"        {_snippet(chunk['content'])}"]
+
+
+def _code_hit(hit: dict[str, Any]) -> list[str]:
+    node = hit["node"]
+    lines = [
+        f"{_score(hit['score'])}  {node['path']}:{node['start_line']}-{node['end_line']}  "
+        f"{node['qualified_name']} ({node['kind']})",
+    ]
+    if node.get("signature"):
+        lines.append(f"        {_snippet(node['signature'])}")
+    for related in hit.get("related_repo_doc_chunks") or ():
+        chunk = related["chunk"]
+        lines.append(f"        doc: {_where(chunk['path'], chunk['heading_path'], chunk['heading_anchor'])}")
+    return lines
+
+
+def _mcp_doc_hit(hit: dict[str, Any]) -> list[str]:
+    where = _where(hit["path"], hit["heading_path"], hit["citation"].partition("#")[2])
+    return [f"{_score(hit.get('score'))}  {where}", f"        {_snippet(hit['content'])}"]
+
+
+def _section(title: str, hits: list[dict[str, Any]], render: Any) -> list[str]:
+    if not hits:
+        return []
+    lines = [title]
+    for rank, hit in enumerate(hits, 1):
+        first, *rest = render(hit)
+        lines.append(f"{rank:>3}. {first}")
+        lines.extend(rest)
+    return lines
+
+
+def _failures(failures: list[Any]) -> None:
+    for failure in failures:
+        message = (
+            f"the {failure.get('store')} store failed: {failure.get('message')}"
+            if isinstance(failure, dict)
+            else str(failure)
+        )
+        print(f"cograph: warning: {message}", file=sys.stderr)
+
+
+def _retrieve_wiki(gateway: Gateway, query: str, repository: str, limit: int | None) -> dict[str, Any]:
+    """Wiki mode over MCP: the REST API has no repository-docs search of its own."""
+    arguments: dict[str, Any] = {"query": query, "repository": repository, "mode": "wiki"}
+    if limit is not None:
+        arguments["limit"] = limit
+    answer = gateway.request(
+        "POST",
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "cograph_retrieve", "arguments": arguments},
+        },
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    if not isinstance(answer, dict):
+        raise ClientError("the gateway's MCP endpoint answered nothing")
+    if "error" in answer:
+        raise ClientError(str(answer["error"].get("message", answer["error"])))
+    result = answer.get("result") or {}
+    if result.get("isError"):
+        texts = [c.get("text", "") for c in result.get("content") or () if isinstance(c, dict)]
+        raise ClientError(" ".join(t for t in texts if t) or "the search failed")
+    structured = result.get("structuredContent")
+    if not isinstance(structured, dict):
+        raise ClientError("the gateway's MCP endpoint answered no structured result")
+    return structured
+
+
+def search(gateway: Gateway, args: argparse.Namespace) -> int:
+    query: str = args.query
+    body: dict[str, Any] = {"query": query}
+    if args.limit is not None:
+        body["limit"] = args.limit
+    mode = args.mode or ("code" if args.repository else "route")
+    if args.collection and (args.repository or args.mode not in (None, "route")):
+        raise ClientError("--collection searches one collection: leave out --mode and --repository")
+    lines: list[str]
+    if args.collection:
+        answer = gateway.request("POST", f"/api/md-collections/{args.collection}/search", json=body)
+        lines = _section("collection", answer["hits"], _collection_hit)
+        failures = answer["failures"]
+    elif mode in ("code", "wiki"):
+        if not args.repository:
+            raise ClientError(f"--mode {mode} searches one repository: give --repository HOST/OWNER/NAME")
+        host, owner, name = repository_ref(args.repository)
+        if mode == "code":
+            answer = gateway.request("POST", f"/api/repos/{host}/{owner}/{name}/code/search", json=body)
+            lines = _section("code", answer["hits"], _code_hit)
+        else:
+            answer = _retrieve_wiki(gateway, query, f"{host}/{owner}/{name}", args.limit)
+            lines = _section("repository docs", answer["docs"], _mcp_doc_hit)
+        failures = answer.get("failures") or []
+    else:
+        if args.repository:
+            raise ClientError("route searches everything you can read: leave out --repository")
+        answer = gateway.request("POST", "/api/search/route", json=body)
+        confidence = {p["store"]: p["confidence"] for p in answer["pools"]}
+
+        def title(store: str, label: str) -> str:
+            return f"{label} (confidence {confidence[store]:.2f})" if store in confidence else label
+
+        lines = [
+            *_section(title("collections", "collections"), answer["collections"], _collection_hit),
+            *_section(title("repo_docs", "repository docs"), answer["repo_docs"], _doc_hit),
+            *_section(title("code", "code"), answer["code"], _code_hit),
+        ]
+        failures = answer["failures"]
+    if args.json:
+        import json
+
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(lines) if lines else "no results")
+    _failures(failures)
+    return 0
+
+
+# Repositories and collections.
+
+
+def _sync_summary(sync: dict[str, Any]) -> str:
+    counters = sync.get("counters") or {}
+    summary = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counters.items())
+    return f"sync {sync.get('status')}: {summary}" + (
+        f"; error: {sync['error']}" if sync.get("error") else ""
+    )
+
+
+def repo(gateway: Gateway, args: argparse.Namespace) -> int:
+    host, owner, name = repository_ref(args.repository)
+    if args.repo_command == "add":
+        body: dict[str, Any] = {"host": host, "owner": owner, "name": name, "visibility": args.visibility}
+        if args.clone_url:
+            body["clone_url"] = args.clone_url
+        else:
+            body["checkout_path"] = str(Path(args.checkout).resolve())
+        if args.branch:
+            body["default_branch"] = args.branch
+        if args.web_url:
+            body["web_url"] = args.web_url
+        created = gateway.request("POST", "/api/repos", json=body)
+        print(f"registered {host}/{owner}/{name} ({created['id']}); `cograph repo sync` indexes it")
+        return 0
+    path = f"/api/repos/{host}/{owner}/{name}/sync"
+    if not args.wait:
+        sync = gateway.request("POST", path)
+        print(f"sync {sync.get('status', 'queued')} ({sync['id']})")
+        return 0
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("syncing {task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    ) as progress:
+        progress.add_task(f"{host}/{owner}/{name}", total=None)
+        sync = gateway.request("POST", path, params={"wait": "true"}, timeout=httpx.Timeout(30.0, read=None))
+    print(_sync_summary(sync))
+    for skipped in sync.get("skipped") or ():
+        print(f"skipped  {skipped['path']}: {skipped['reason']}")
+    return 1 if sync.get("status") == "error" else 0
+
+
+def collection(gateway: Gateway, args: argparse.Namespace) -> int:
+    if args.collection_command == "create":
+        body = {"name": args.name, "description": args.description, "visibility": args.visibility}
+        created = gateway.request("POST", "/api/md-collections", json=body)
+        print(created["id"])
+        return 0
+    return upload(gateway, args.collection_id, args.paths)
+
+
+# The command line.
+
+
+def add_parsers(commands: Any) -> None:
+    """`repo`, `collection` and `search`, each with --url and --token."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--url",
+        default=os.environ.get(URL_VARIABLE) or DEFAULT_URL,
+        help=f"the gateway (default: {URL_VARIABLE}, else {DEFAULT_URL})",
+    )
+    common.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_VARIABLE) or None,
+        help=f"bearer token (default: {TOKEN_VARIABLE}; `cograph up` prints a dev token)",
+    )
+
+    repo_parser = commands.add_parser("repo", help="register and sync repositories")
+    repo_commands = repo_parser.add_subparsers(dest="repo_command", required=True)
+    add = repo_commands.add_parser("add", parents=[common], help="register a repository")
+    add.add_argument("repository", metavar="HOST/OWNER/NAME")
+    source = add.add_mutually_exclusive_group(required=True)
+    source.add_argument("--clone-url", help="any URL git clones")
+    source.add_argument("--checkout", help="an existing checkout on the gateway's host (administrators)")
+    add.add_argument("--visibility", choices=("private", "public"), default="private")
+    add.add_argument("--branch", help="the branch to index (default: the remote's default)")
+    add.add_argument("--web-url", help="base URL of file links, e.g. https://github.com/o/n/blob/main")
+    sync = repo_commands.add_parser("sync", parents=[common], help="sync a repository")
+    sync.add_argument("repository", metavar="HOST/OWNER/NAME")
+    sync.add_argument("--wait", action="store_true", help="wait for the sync and print its counters")
+
+    collection_parser = commands.add_parser("collection", help="create markdown collections, upload to them")
+    collection_commands = collection_parser.add_subparsers(dest="collection_command", required=True)
+    create = collection_commands.add_parser(
+        "create", parents=[common], help="create a collection; prints its id"
+    )
+    create.add_argument("name")
+    create.add_argument("--description", default="")
+    create.add_argument("--visibility", choices=("private", "public", "admin_only"), default="private")
+    put = collection_commands.add_parser(
+        "upload", parents=[common], help="upload markdown files, or every .md/.mdx under directories"
+    )
+    put.add_argument("collection_id", metavar="COLLECTION_ID")
+    put.add_argument("paths", metavar="PATH", nargs="+", type=Path)
+
+    find = commands.add_parser(
+        "search", parents=[common], help="search collections, repository docs and code"
+    )
+    find.add_argument("query")
+    find.add_argument("--collection", metavar="ID", help="search one collection")
+    find.add_argument(
+        "--mode",
+        choices=("route", "code", "wiki"),
+        help="route (default): everything you can read; code or wiki: one --repository",
+    )
+    find.add_argument("--repository", metavar="HOST/OWNER/NAME")
+    find.add_argument("--limit", type=int, help="most hits (per pool when routing)")
+    find.add_argument("--json", action="store_true", help="print the gateway's answer as JSON")
+
+
+COMMANDS = {"repo": repo, "collection": collection, "search": search}
+
+
+def run(args: argparse.Namespace) -> None:
+    """Run a client command; exits with its status, or 1 with one line on an error."""
+    gateway = Gateway(args.url, args.token)
+    try:
+        status = COMMANDS[args.command](gateway, args)
+    except ClientError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        status = 130
+    finally:
+        gateway.close()
+    if status:
+        sys.exit(status)

@@ -1,0 +1,200 @@
+"""`cograph collection|search|repo` as a person runs them, against the real gateway and services."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from e2e.gateway.helpers import wait_for_jobs
+
+from cograph_cli.main import main
+from cograph_cli.runtime import System
+
+ALICE = "test-alice-token"
+ADMIN = "test-admin-token"
+
+
+async def cograph(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run `cograph argv` (in a thread: the services answer on this loop); answers (status, out, err)."""
+    capsys.readouterr()
+    try:
+        await asyncio.to_thread(main, list(argv))
+        status = 0
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+        if isinstance(exit_.code, str):
+            print(exit_.code, file=sys.stderr)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _runbooks(root: Path) -> Path:
+    docs = root / "runbooks"
+    (docs / "db").mkdir(parents=True)
+    (docs / "paging.md").write_text(
+        "# Paging\n\n## Handover\n\nWrite the handover in the incident channel.\n"
+    )
+    (docs / "db" / "failover.md").write_text(
+        "# Database failover\n\n## Promote the replica\n\nRun `pg_ctl promote` on the standby "
+        "when the primary is lost.\n"
+    )
+    (docs / "glossary.mdx").write_text("# Glossary\n\nSLO: service level objective.\n")
+    (docs / "broken.md").write_bytes(b"# Broken\n\n\xff\xfe not UTF-8 \xc3\x28\n")
+    (docs / "notes.txt").write_text("not markdown: never uploaded\n")
+    return docs
+
+
+async def test_create_upload_and_search_a_collection(
+    system: System, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = system.gateway_url
+    auth = ["--url", url, "--token", ALICE]
+    status, out, _ = await cograph(capsys, "collection", "create", "Runbooks", "--description", "ops", *auth)
+    assert status == 0
+    collection_id = out.strip()
+    assert len(collection_id) == 36, out
+
+    status, out, _ = await cograph(
+        capsys, "collection", "upload", collection_id, str(_runbooks(tmp_path)), *auth
+    )
+    # One document failed: the command says which, why, and exits 1 after the counts.
+    assert status == 1, out
+    assert "failed   broken.md:" in out, out
+    assert "(not_utf8)" in out, out
+    assert "4 document(s): 3 created, 0 replaced, 0 unchanged, 1 failed" in out, out
+    assert "notes.txt" not in out
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        headers = {"Authorization": f"Bearer {ALICE}"}
+        await wait_for_jobs(client, collection_id, headers)
+        listed = await client.get(f"/api/md-collections/{collection_id}/documents", headers=headers)
+    # Keys are relative to the directory given.
+    assert sorted(d["source_key"] for d in listed.json()["items"]) == [
+        "db/failover.md",
+        "glossary.mdx",
+        "paging.md",
+    ]
+
+    # The same files again are unchanged.
+    status, out, _ = await cograph(
+        capsys, "collection", "upload", collection_id, str(tmp_path / "runbooks" / "paging.md"), *auth
+    )
+    assert status == 0
+    assert "1 document(s): 0 created, 0 replaced, 1 unchanged, 0 failed" in out, out
+
+    status, out, _ = await cograph(
+        capsys, "search", "promote the standby replica", "--collection", collection_id, *auth
+    )
+    assert status == 0
+    first = out.splitlines()[1]
+    assert "db/failover.md › Database failover" in first, out
+    assert "pg_ctl promote" in out
+
+    # Routed (the default): the collection is among what alice can read.
+    status, out, _ = await cograph(capsys, "search", "promote the standby replica", "--limit", "2", *auth)
+    assert status == 0
+    assert out.startswith("collections"), out
+    assert "db/failover.md" in out
+
+    status, out, _ = await cograph(
+        capsys, "search", "handover", "--collection", collection_id, "--json", *auth
+    )
+    assert status == 0
+    answer = json.loads(out)
+    assert answer["hits"][0]["chunk"]["source_key"] == "paging.md"
+
+
+async def test_gateway_problems_are_one_line(system: System, capsys: pytest.CaptureFixture[str]) -> None:
+    url = system.gateway_url
+    unknown = "00000000-0000-4000-8000-000000000000"
+    status, out, err = await cograph(
+        capsys, "search", "x", "--collection", unknown, "--url", url, "--token", ALICE
+    )
+    assert status == 1
+    assert out == ""
+    assert err.startswith("cograph: "), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert unknown in err or "not found" in err.lower(), err
+    assert "Traceback" not in err
+
+    status, _, err = await cograph(capsys, "collection", "create", "Nope", "--url", url)
+    assert status == 1
+    assert "COGRAPH_TOKEN" in err, err
+
+
+def test_a_gateway_that_is_not_running_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cograph_bin = Path(sys.executable).parent / "cograph"
+    url = f"http://127.0.0.1:{port}"
+    done = subprocess.run(
+        [str(cograph_bin), "search", "anything", "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"cograph: no Cograph gateway answers at {url} "), lines
+
+
+def _checkout(root: Path) -> Path:
+    checkout = root / "tools"
+    (checkout / "docs").mkdir(parents=True)
+    (checkout / "README.md").write_text(
+        "# Tools\n\n## Configuration\n\nCall `parse_config` to read settings.\n"
+    )
+    (checkout / "docs" / "deploy.md").write_text(
+        "# Deploying\n\n## Rollback\n\nRoll back with `tools undo`.\n"
+    )
+    (checkout / "tools.py").write_text(
+        'def parse_config(path):\n    """Read the settings."""\n    return {}\n'
+    )
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
+    return checkout
+
+
+async def test_register_sync_and_search_a_repository(
+    system: System, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    auth = ["--url", system.gateway_url, "--token", ADMIN]
+    slug = "example.com/acme/tools"
+    checkout = _checkout(tmp_path)
+    status, out, err = await cograph(capsys, "repo", "add", slug, "--checkout", str(checkout), *auth)
+    assert status == 0, err
+    assert out.startswith(f"registered {slug} ("), out
+
+    status, out, err = await cograph(capsys, "repo", "sync", slug, "--wait", *auth)
+    assert status == 0, out + err
+    assert out.startswith("sync success:"), out
+    assert "2 indexed documents" in out, out
+
+    status, out, err = await cograph(
+        capsys, "search", "roll back", "--mode", "wiki", "--repository", slug, *auth
+    )
+    assert status == 0, err
+    assert "docs/deploy.md › Deploying › Rollback" in out, out
+
+    status, out, err = await cograph(capsys, "search", "parse_config", "--repository", slug, *auth)
+    assert status == 0, err
+    assert "tools.py:1-3  " in out, out
+    assert "parse_config" in out, out
+
+    status, _, err = await cograph(capsys, "repo", "sync", "example.com/acme/missing", *auth)
+    assert status == 1
+    assert err.startswith("cograph: "), err

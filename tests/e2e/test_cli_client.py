@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from e2e.gateway.helpers import wait_for_jobs
+from integration.repodocs.helpers import GitRepo
 
 from cograph_cli.main import main
 from cograph_cli.runtime import System
@@ -149,24 +150,16 @@ def test_a_gateway_that_is_not_running_is_one_line(tmp_path: Path) -> None:
 
 
 def _checkout(root: Path) -> Path:
-    checkout = root / "tools"
-    (checkout / "docs").mkdir(parents=True)
-    (checkout / "README.md").write_text(
-        "# Tools\n\n## Configuration\n\nCall `parse_config` to read settings.\n"
+    repository = GitRepo(root / "tools")
+    repository.commit(
+        "init",
+        {
+            "README.md": "# Tools\n\n## Configuration\n\nCall `parse_config` to read settings.\n",
+            "docs/deploy.md": "# Deploying\n\n## Rollback\n\nRoll back with `tools undo`.\n",
+            "tools.py": 'def parse_config(path):\n    """Read the settings."""\n    return {}\n',
+        },
     )
-    (checkout / "docs" / "deploy.md").write_text(
-        "# Deploying\n\n## Rollback\n\nRoll back with `tools undo`.\n"
-    )
-    (checkout / "tools.py").write_text(
-        'def parse_config(path):\n    """Read the settings."""\n    return {}\n'
-    )
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
-    return checkout
+    return repository.root
 
 
 async def test_register_sync_and_search_a_repository(

@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import httpx
 from e2e.gateway.helpers import create_collection
+from integration.repodocs.helpers import GitRepo
 
 Auth = dict[str, dict[str, str]]
 
 RUNBOOK = "# Runbook\n\n## Restart\n\nDrain the node, then restart the service.\n"
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True)
-
-
 async def test_an_upload_with_a_repository_copy_says_so_to_those_who_can_read_it(
     gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
 ) -> None:
-    checkout = tmp_path / "handbook"
-    (checkout / "docs").mkdir(parents=True)
-    (checkout / "docs" / "runbook.md").write_text(RUNBOOK)
-    _git(checkout, "init", "-q", "-b", "main")
-    _git(checkout, "add", ".")
-    _git(checkout, "commit", "-q", "-m", "init")
+    checkout = GitRepo(tmp_path / "handbook")
+    checkout.commit("init", {"docs/runbook.md": RUNBOOK})
     registered = await gateway.post(
         "/api/repos",
         json={
             "host": "example.com",
             "owner": "acme",
             "name": "handbook",
-            "checkout_path": str(checkout),
+            "checkout_path": str(checkout.root),
             "visibility": "private",
         },
         headers=auth["admin"],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+
+import asyncpg
 import grpc
 import pytest
 from grpc import aio
@@ -71,3 +74,22 @@ async def test_typed_text_postgresql_cannot_take_is_a_clear_error(
         await call
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert message in (refused.value.details() or "")
+
+
+async def test_statistics_follow_writes_from_any_connection(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """The term statistics triggers find their tables whatever the writer's search_path is
+    (an operator's psql has only the default one)."""
+    await service.upload(collection.id, ("a.md", b"# Alpha\n\nZorblax reconciliation."))
+    connection = await asyncpg.connect(database)  # search_path: the default, without the schema
+    try:
+        await connection.execute(
+            "DELETE FROM collections.md_chunks WHERE collection_id = $1", uuid.UUID(collection.id)
+        )
+        chunks = await connection.fetchval(
+            "SELECT chunks FROM collections.md_scope_stats WHERE scope_id = $1", uuid.UUID(collection.id)
+        )
+    finally:
+        await connection.close()
+    assert chunks == 0

@@ -278,9 +278,12 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     is_problem(await gateway.post(f"{base}/documents", json={"source_key": "a.md"}, headers=alice), 400)
     is_problem(await gateway.post(f"{base}/documents", files={"other": ("a.md", b"x")}, headers=alice), 400)
     is_problem(await gateway.post(f"{base}/documents/batch", json={"documents": []}, headers=alice), 400)
-    is_problem(await gateway.post(f"{base}/search", json={"query": "  "}, headers=alice), 400)
+    for blank in ("", "  "):
+        empty = await gateway.post(f"{base}/search", json={"query": blank}, headers=alice)
+        assert is_problem(empty, 400)["detail"] == "the query is empty"
     is_problem(await gateway.post(f"{base}/search", json={"query": "x", "limit": 1000}, headers=alice), 400)
-    is_problem(await gateway.post(f"{base}/grants", json={"group": ""}, headers=alice), 400)
+    no_group = is_problem(await gateway.post(f"{base}/grants", json={"group": ""}, headers=alice), 400)
+    assert "group: Expected `str` of length >= 1" in no_group["detail"]  # names the field, says why
     is_problem(
         await gateway.post(
             "/api/md-collections", content=b"[]", headers={**alice, "content-type": "application/json"}

@@ -109,6 +109,15 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     extra: dict[str, Any] = {}
     if exc.status_code == 400 and isinstance(exc.extra, list | dict) and exc.extra:
         extra["errors"] = exc.extra
+        # "Validation failed for POST /path" alone names no field: say which, and what is wrong.
+        errors = exc.extra if isinstance(exc.extra, list) else [exc.extra]
+        reasons = [
+            f"{error['key']}: {error['message']}" if error.get("key") else str(error["message"])
+            for error in errors
+            if isinstance(error, dict) and error.get("message")
+        ]
+        if reasons:
+            detail = f"{detail}: {'; '.join(reasons)}"
     return problem(exc.status_code, detail, **extra)
 
 

@@ -36,10 +36,9 @@ SourceKey = str
 Query = Annotated[
     str,
     Meta(
-        min_length=1,
-        pattern=r"\S",
-        description="What you are looking for. At most the configured number of characters "
-        "(COGRAPH_SEARCH__MAX_QUERY_CHARS, 2000 by default).",
+        description="What you are looking for: not empty, at most the configured number of characters "
+        "(COGRAPH_SEARCH__MAX_QUERY_CHARS, 2000 by default). The search service judges it, so an empty "
+        "one is refused with a message saying so rather than a schema error.",
     ),
 ]
 Limit = Annotated[

@@ -224,7 +224,10 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
     )
     if repodocs_implements("SearchDocChunks"):
         doc = wiki["docs"][0]
-        assert doc["citation"].startswith(doc["slug"])
+        assert doc["citation"].startswith(f"{repository}:{doc['slug']}")
+        arguments = {"chunk_id": doc["chunk_id"], "repository": repository}
+        read = _ok(await client.call_tool("cograph_read_chunk", arguments))
+        assert read["citation"] == doc["citation"]  # the chunk is cited as the hit that led to it
         assert doc["heading"]
         assert set(doc["ranks"]) == {"dense", "text"}
         assert max(doc["ranks"].values()) >= 1

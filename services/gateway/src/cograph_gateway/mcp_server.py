@@ -122,7 +122,7 @@ class CollectionHit(BaseModel):
 
 
 class RepoDocHit(BaseModel):
-    citation: str = Field(description="<page slug>#<heading anchor>")
+    citation: str = Field(description="<repository>:<page slug>#<heading anchor>")
     repository: str = Field(description="host/owner/name")
     document_id: str
     chunk_id: str
@@ -276,9 +276,11 @@ def _collection_hit(hit: s.ChunkHit) -> CollectionHit:
 def _repo_doc(
     chunk: s.RepoChunk, title: str, repos: dict[str, str], hit: s.DocChunkHit | None = None
 ) -> RepoDocHit:
+    repository = repos.get(chunk.repository_id, chunk.repository_id)
     return RepoDocHit(
-        citation=chunk.citation,
-        repository=repos.get(chunk.repository_id, chunk.repository_id),
+        # As code hits cite theirs: a slug alone is ambiguous across repositories (every README).
+        citation=f"{repository}:{chunk.citation}",
+        repository=repository,
         document_id=chunk.document_id,
         chunk_id=chunk.id,
         document_title=title,
@@ -502,7 +504,7 @@ class CographTools:
             ).chunk
         )
         return ChunkText(
-            citation=doc_chunk.citation,
+            citation=f"{repo.slug}:{doc_chunk.citation}",  # as the search hit that led here cites it
             chunk_id=doc_chunk.id,
             document_id=doc_chunk.document_id,
             source=repo.slug,

@@ -1,5 +1,6 @@
 """grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
 
+from cograph_grpc.arguments import check_typed_text, parse_id, parse_ids
 from cograph_grpc.channels import open_channel
 from cograph_grpc.errors import (
     AlreadyExists,
@@ -13,7 +14,6 @@ from cograph_grpc.errors import (
 from cograph_grpc.health import check_health
 from cograph_grpc.paging import next_page_token, page_window
 from cograph_grpc.server import GrpcServer
-from cograph_grpc.text import check_typed_text
 
 __all__ = [
     "AlreadyExists",
@@ -29,4 +29,6 @@ __all__ = [
     "next_page_token",
     "open_channel",
     "page_window",
+    "parse_id",
+    "parse_ids",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import uuid
 
 from cograph_grpc import InvalidArgument
 
@@ -15,14 +14,6 @@ class Visibility(enum.StrEnum):
     PUBLIC = "public"
     PRIVATE = "private"
     ADMIN_ONLY = "admin_only"
-
-
-def parse_id(value: str, what: str) -> uuid.UUID:
-    """Ids are UUIDs; anything else is the caller's mistake, not a missing row."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise InvalidArgument(f"{what} {value!r} is not a valid id") from None
 
 
 def check_name(name: str) -> str:

@@ -30,7 +30,14 @@ from cograph_collections.mapping import (
 from cograph_collections.search import ChunkSearch
 from cograph_collections.service import Collections
 from cograph_collections.store import CollectionRow, CollectionStore
-from cograph_grpc import InvalidArgument, NotFound, check_typed_text, next_page_token, page_window
+from cograph_grpc import (
+    InvalidArgument,
+    NotFound,
+    check_typed_text,
+    next_page_token,
+    page_window,
+    parse_id,
+)
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
 Context = aio.ServicerContext[Any, Any]
@@ -66,7 +73,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def GetCollection(
         self, request: pb.GetCollectionRequest, context: Context
     ) -> pb.GetCollectionResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
+        collection_id = parse_id(request.collection_id, "collection")
         async with self._pool.acquire() as connection:
             row = await self._require(CollectionStore(connection), collection_id)
         return pb.GetCollectionResponse(collection=collection_to_pb(row))
@@ -74,7 +81,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListCollections(
         self, request: pb.ListCollectionsRequest, context: Context
     ) -> pb.ListCollectionsResponse:
-        ids = [domain.parse_id(value, "collection") for value in request.collection_ids]
+        ids = [parse_id(value, "collection") for value in request.collection_ids]
         check_typed_text(request.query, "name filter")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
@@ -89,7 +96,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def UpdateCollection(
         self, request: pb.UpdateCollectionRequest, context: Context
     ) -> pb.UpdateCollectionResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
+        collection_id = parse_id(request.collection_id, "collection")
         name = domain.check_name(request.name) if request.HasField("name") else None
         description = (
             domain.check_description(request.description) if request.HasField("description") else None
@@ -107,7 +114,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def DeleteCollection(
         self, request: pb.DeleteCollectionRequest, context: Context
     ) -> pb.DeleteCollectionResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
+        collection_id = parse_id(request.collection_id, "collection")
         async with self._pool.acquire() as connection:
             if not await CollectionStore(connection).delete(collection_id):
                 raise NotFound(f"collection {collection_id} does not exist")
@@ -121,7 +128,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.ListCollectionAccessResponse(entries=[access_to_pb(row) for row in rows])
 
     async def AddGrant(self, request: pb.AddGrantRequest, context: Context) -> pb.AddGrantResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
+        collection_id = parse_id(request.collection_id, "collection")
         group = domain.check_group(request.group)
         async with self._pool.acquire() as connection, connection.transaction():
             store = CollectionStore(connection)
@@ -131,7 +138,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.AddGrantResponse(collection=collection_to_pb(row))
 
     async def RemoveGrant(self, request: pb.RemoveGrantRequest, context: Context) -> pb.RemoveGrantResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
+        collection_id = parse_id(request.collection_id, "collection")
         async with self._pool.acquire() as connection, connection.transaction():
             store = CollectionStore(connection)
             await self._require(store, collection_id)
@@ -140,7 +147,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.RemoveGrantResponse(collection=collection_to_pb(row))
 
     async def _existing(self, collection_id: str) -> uuid.UUID:
-        parsed = domain.parse_id(collection_id, "collection")
+        parsed = parse_id(collection_id, "collection")
         async with self._pool.acquire() as connection:
             await self._require(CollectionStore(connection), parsed)
         return parsed
@@ -170,8 +177,8 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         )
 
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
-        document_id = domain.parse_id(request.document_id, "document")
+        collection_id = parse_id(request.collection_id, "collection")
+        document_id = parse_id(request.document_id, "document")
         async with self._pool.acquire() as connection:
             store = DocumentStore(connection)
             document = await store.get(collection_id, document_id)
@@ -195,14 +202,14 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def DeleteDocument(
         self, request: pb.DeleteDocumentRequest, context: Context
     ) -> pb.DeleteDocumentResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
-        document_id = domain.parse_id(request.document_id, "document")
+        collection_id = parse_id(request.collection_id, "collection")
+        document_id = parse_id(request.document_id, "document")
         await self._collections.delete_document(collection_id, document_id, request.requested_by)
         return pb.DeleteDocumentResponse()
 
     async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
-        document_id = domain.parse_id(request.document_id, "document")
+        collection_id = parse_id(request.collection_id, "collection")
+        document_id = parse_id(request.document_id, "document")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
             store = DocumentStore(connection)
@@ -215,8 +222,8 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         )
 
     async def GetChunk(self, request: pb.GetChunkRequest, context: Context) -> pb.GetChunkResponse:
-        collection_id = domain.parse_id(request.collection_id, "collection")
-        chunk_id = domain.parse_id(request.chunk_id, "chunk")
+        collection_id = parse_id(request.collection_id, "collection")
+        chunk_id = parse_id(request.chunk_id, "chunk")
         async with self._pool.acquire() as connection:
             chunk = await DocumentStore(connection).chunk(collection_id, chunk_id)
         if chunk is None:
@@ -245,7 +252,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.ReEmbedCollectionResponse(job=job_to_pb(job))
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
-        ids = [domain.parse_id(value, "collection") for value in request.collection_ids]
+        ids = [parse_id(value, "collection") for value in request.collection_ids]
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
             rows = await JobStore(connection).find(
@@ -261,7 +268,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         )
 
     async def GetJob(self, request: pb.GetJobRequest, context: Context) -> pb.GetJobResponse:
-        job_id = domain.parse_id(request.job_id, "job")
+        job_id = parse_id(request.job_id, "job")
         async with self._pool.acquire() as connection:
             job = await JobStore(connection).get(job_id)
         if job is None:
@@ -269,7 +276,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.GetJobResponse(job=job_to_pb(job))
 
     async def RetryJob(self, request: pb.RetryJobRequest, context: Context) -> pb.RetryJobResponse:
-        job_id = domain.parse_id(request.job_id, "job")
+        job_id = parse_id(request.job_id, "job")
         job = await self._collections.retry(job_id, request.requested_by)
         return pb.RetryJobResponse(job=job_to_pb(job))
 
@@ -283,7 +290,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         check_typed_text(request.query)
         query = Query(
             text=request.query,
-            scope=[domain.parse_id(value, "collection") for value in request.collection_ids],
+            scope=[parse_id(value, "collection") for value in request.collection_ids],
             limit=request.limit,
             embedding=list(request.query_embedding),
             model=request.embedding_model,

@@ -14,7 +14,15 @@ from grpc import aio
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Connection
-from cograph_grpc import InvalidArgument, NotFound, check_typed_text, next_page_token, page_window
+from cograph_grpc import (
+    InvalidArgument,
+    NotFound,
+    check_typed_text,
+    next_page_token,
+    page_window,
+    parse_id,
+    parse_ids,
+)
 from cograph_repodocs import reader, rules
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.document_store import DocumentStore
@@ -87,7 +95,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         key = request.WhichOneof("key")
         async with self._pool.acquire() as connection:
             if key == "repository_id":
-                repository_id = rules.parse_id(request.repository_id, "repository")
+                repository_id = parse_id(request.repository_id, "repository")
             elif key == "ref":
                 ref = rules.check_ref(request.ref.host, request.ref.owner, request.ref.name)
                 found = await RepositoryStore(connection).id_of(ref)
@@ -102,7 +110,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def ListRepositories(
         self, request: pb.ListRepositoriesRequest, context: Context
     ) -> pb.ListRepositoriesResponse:
-        ids = rules.parse_ids(list(request.repository_ids), "repository")
+        ids = parse_ids(list(request.repository_ids), "repository")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
             rows = await RepositoryStore(connection).find(ids, limit=size + 1, offset=offset)
@@ -122,7 +130,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def AddRepositoryGrant(
         self, request: pb.AddRepositoryGrantRequest, context: Context
     ) -> pb.AddRepositoryGrantResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         group = rules.check_group(request.group)
         async with self._pool.acquire() as connection, connection.transaction():
             await _require(connection, repository_id)
@@ -133,7 +141,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def RemoveRepositoryGrant(
         self, request: pb.RemoveRepositoryGrantRequest, context: Context
     ) -> pb.RemoveRepositoryGrantResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         async with self._pool.acquire() as connection, connection.transaction():
             await _require(connection, repository_id)
             await RepositoryStore(connection).remove_grant(repository_id, request.group.strip())
@@ -145,14 +153,14 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def SyncRepository(
         self, request: pb.SyncRepositoryRequest, context: Context
     ) -> pb.SyncRepositoryResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         row = await self._runner.sync(
             repository_id, SyncTrigger.MANUAL, force_relink=request.force_relink, wait=request.wait
         )
         return pb.SyncRepositoryResponse(sync=sync_to_pb(row))
 
     async def ListSyncs(self, request: pb.ListSyncsRequest, context: Context) -> pb.ListSyncsResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
@@ -167,7 +175,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def ListDocuments(
         self, request: pb.ListDocumentsRequest, context: Context
     ) -> pb.ListDocumentsResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         kinds = kinds_from_pb(list(request.kinds))
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
@@ -181,8 +189,8 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         )
 
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
-        document_id = rules.parse_id(request.document_id, "document")
+        repository_id = parse_id(request.repository_id, "repository")
+        document_id = parse_id(request.document_id, "document")
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).get(repository_id, document_id)
         if row is None:
@@ -190,14 +198,14 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         return pb.GetDocumentResponse(document=document_to_pb(row))
 
     async def GetDocsTree(self, request: pb.GetDocsTreeRequest, context: Context) -> pb.GetDocsTreeResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
             roots = await reader.docs_tree(connection, repository_id)
         return pb.GetDocsTreeResponse(roots=tree_to_pb(roots))
 
     async def GetDocsPage(self, request: pb.GetDocsPageRequest, context: Context) -> pb.GetDocsPageResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         if not request.slug:
             raise InvalidArgument("give the slug of a docs page")
         async with self._pool.acquire() as connection:
@@ -206,8 +214,8 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         return page_to_pb(page)
 
     async def GetChunk(self, request: pb.GetChunkRequest, context: Context) -> pb.GetChunkResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
-        chunk_id = rules.parse_id(request.chunk_id, "chunk")
+        repository_id = parse_id(request.repository_id, "repository")
+        chunk_id = parse_id(request.chunk_id, "chunk")
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).chunk(repository_id, chunk_id)
         if row is None:
@@ -217,7 +225,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def FindDocumentsByContent(
         self, request: pb.FindDocumentsByContentRequest, context: Context
     ) -> pb.FindDocumentsByContentResponse:
-        scope = rules.parse_ids(list(request.repository_ids), "repository")
+        scope = parse_ids(list(request.repository_ids), "repository")
         hashes = rules.parse_content_hashes(list(request.content_hashes))
         if not scope or not hashes:
             return pb.FindDocumentsByContentResponse()
@@ -241,8 +249,8 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def GetRelatedDocChunks(
         self, request: pb.GetRelatedDocChunksRequest, context: Context
     ) -> pb.GetRelatedDocChunksResponse:
-        scope = rules.parse_ids(list(request.repository_ids), "repository")
-        node_ids = rules.parse_ids(list(request.code_node_ids), "code node")
+        scope = parse_ids(list(request.repository_ids), "repository")
+        node_ids = parse_ids(list(request.code_node_ids), "code node")
         if len(node_ids) > rules.MAX_RELATED_NODES:
             raise InvalidArgument(f"ask for at most {rules.MAX_RELATED_NODES} code nodes at once")
         limit = rules.related_limit(request.limit)
@@ -255,7 +263,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def ReadFileRange(
         self, request: pb.ReadFileRangeRequest, context: Context
     ) -> pb.ReadFileRangeResponse:
-        repository_id = rules.parse_id(request.repository_id, "repository")
+        repository_id = parse_id(request.repository_id, "repository")
         async with self._pool.acquire() as connection:
             repository = await _require(connection, repository_id)
             commit = await SyncStore(connection).synced_commit(repository_id)
@@ -313,7 +321,7 @@ def _query(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
     check_typed_text(request.query)
     return Query(
         text=request.query,
-        scope=rules.parse_ids(list(request.repository_ids), "repository"),
+        scope=parse_ids(list(request.repository_ids), "repository"),
         limit=request.limit,
         embedding=list(request.query_embedding),
         model=request.embedding_model,

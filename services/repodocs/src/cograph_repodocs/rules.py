@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import re
-import uuid
 from pathlib import PurePosixPath
 
 import msgspec
@@ -39,18 +38,6 @@ class Ref(msgspec.Struct, frozen=True):
 
     def __str__(self) -> str:
         return f"{self.host}/{self.owner}/{self.name}"
-
-
-def parse_id(value: str, what: str) -> uuid.UUID:
-    """Ids are UUIDs; anything else is the caller's mistake, not a missing row."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise InvalidArgument(f"{what} {value!r} is not a valid id") from None
-
-
-def parse_ids(values: list[str], what: str) -> list[uuid.UUID]:
-    return [parse_id(value, what) for value in values]
 
 
 def check_ref(host: str, owner: str, name: str) -> Ref:

@@ -4,8 +4,7 @@ answers what it has: a store that fails or is slow becomes a named failure, neve
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,7 +17,7 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingError, EmbeddingProvider
-from cograph_grpc import InvalidArgument, check_typed_text
+from cograph_grpc import InvalidArgument, check_typed_text, parse_id, parse_ids
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
@@ -67,17 +66,10 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         return text, limit or self._settings.default_limit
 
     @staticmethod
-    def _check_ids(values: Iterable[str], what: str) -> None:
-        """Ids are UUIDs: a malformed one is the caller's mistake, not a store that failed."""
-        for value in values:
-            try:
-                uuid.UUID(value)
-            except ValueError:
-                raise InvalidArgument(f"{what} id {value!r} is not a valid id") from None
-
-    def _check_scope(self, scope: pb.Scope) -> None:
-        self._check_ids(scope.repository_ids, "repository")
-        self._check_ids(scope.collection_ids, "collection")
+    def _check_scope(scope: pb.Scope) -> None:
+        """A malformed id is the caller's mistake, not a store that failed."""
+        parse_ids(scope.repository_ids, "repository")
+        parse_ids(scope.collection_ids, "collection")
 
     def _deadline(self) -> float:
         """When a store call started now must have answered, on the event loop's clock."""
@@ -217,7 +209,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         text, limit = self._checked(request.query, request.limit)
         if not request.collection_id:
             raise InvalidArgument("name the collection to search")
-        self._check_ids([request.collection_id], "collection")
+        parse_id(request.collection_id, "collection")
         vector, model, failures = await self._embedding(text)
         try:
             found = await self._collections_search(text, vector, model, [request.collection_id], limit)

@@ -1,14 +1,30 @@
-"""Checks on free text a person typed (search queries, name filters), shared by every service."""
+"""Checks on what a caller sends that every service makes alike: ids, and free text a person
+typed (search queries, name filters). Each failure is InvalidArgument with a message that says
+what to fix, never a store error."""
 
 from __future__ import annotations
 
 import re
+import uuid
+from collections.abc import Iterable
 
 from cograph_grpc.errors import InvalidArgument
 
 # Control characters other than tab, newline and carriage return: PostgreSQL refuses NUL in
 # text, and none of them is anything a person searches for.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def parse_id(value: str, what: str) -> uuid.UUID:
+    """Ids are UUIDs; anything else is the caller's mistake, not a missing row."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise InvalidArgument(f"{what} {value!r} is not a valid id") from None
+
+
+def parse_ids(values: Iterable[str], what: str) -> list[uuid.UUID]:
+    return [parse_id(value, what) for value in values]
 
 
 def check_typed_text(text: str, what: str = "query") -> None:

@@ -107,14 +107,7 @@ class Ingestor:
 
     async def ingest(self, collection_id: uuid.UUID, uploads: list[Upload]) -> list[Outcome]:
         """Results in upload order; the collection must exist (the caller checked)."""
-        # One document per path: './a.md', '/a.md', 'a\\b.md' and 'a//b.md' are stored (and
-        # reported) under their canonical key, so spelling a path two ways is no duplicate.
-        uploads = [
-            Upload(normalise_source_key(upload.source_key), upload.content)
-            if validate_source_key(upload.source_key) is None
-            else upload
-            for upload in uploads
-        ]
+        uploads = list(uploads)  # accepted ones get their canonical key, the caller's list stays
         outcomes: list[Outcome | None] = [None] * len(uploads)
         texts: dict[int, str] = {}
         seen: set[str] = set()
@@ -122,13 +115,16 @@ class Ingestor:
             decoded = _decode(upload, self._max_bytes)
             if isinstance(decoded, Failure):
                 outcomes[index] = Outcome(upload.source_key, failure=decoded)
-            elif upload.source_key in seen:
-                failure = Failure(
-                    Reason.DUPLICATE_IN_BATCH, f"{upload.source_key} appears twice in this batch"
-                )
-                outcomes[index] = Outcome(upload.source_key, failure=failure)
+                continue
+            # One document per path: './a.md', '/a.md', 'a\\b.md' and 'a//b.md' are stored (and
+            # reported) under their canonical key, so spelling a path two ways is no duplicate.
+            key = normalise_source_key(upload.source_key)
+            uploads[index] = Upload(key, upload.content)
+            if key in seen:
+                failure = Failure(Reason.DUPLICATE_IN_BATCH, f"{key} appears twice in this batch")
+                outcomes[index] = Outcome(key, failure=failure)
             else:
-                seen.add(upload.source_key)
+                seen.add(key)
                 texts[index] = decoded
         hashes = {index: hashlib.sha256(uploads[index].content).hexdigest() for index in texts}
         async with self._pool.acquire() as connection:

@@ -22,6 +22,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -164,6 +165,11 @@ def batches(documents: list[tuple[str, bytes]]) -> Iterator[list[tuple[str, byte
         yield batch
 
 
+def _progress(*columns: ProgressColumn) -> Progress:
+    """Progress on stderr, drawn only on a terminal (stdout stays the command's answer), gone when done."""
+    return Progress(*columns, console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+
+
 def _is_utf8(content: bytes) -> bool:
     try:
         content.decode()
@@ -202,16 +208,8 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
             continue
         (utf8 if _is_utf8(content) else other).append((document.source_key, content))
 
-    progress = Progress(
-        TextColumn("uploading"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("documents"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    )
+    columns = (TextColumn("uploading"), BarColumn(), MofNCompleteColumn(), TextColumn("documents"))
+    progress = _progress(*columns, TimeElapsedColumn())
     with progress:
         task = progress.add_task("upload", total=len(utf8) + len(other))
         for batch in batches(utf8):
@@ -437,14 +435,8 @@ def repo(gateway: Gateway, args: argparse.Namespace) -> int:
         sync = gateway.request("POST", path)
         print(f"sync {sync.get('status', 'queued')} ({sync['id']})")
         return 0
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("syncing {task.description}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    ) as progress:
+    spinner = (SpinnerColumn(), TextColumn("syncing {task.description}"), TimeElapsedColumn())
+    with _progress(*spinner) as progress:
         progress.add_task(f"{host}/{owner}/{name}", total=None)
         sync = gateway.request("POST", path, params={"wait": "true"}, timeout=httpx.Timeout(30.0, read=None))
     print(_sync_summary(sync))

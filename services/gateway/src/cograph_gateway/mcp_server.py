@@ -103,6 +103,10 @@ class Ranks(BaseModel):
     dense: int = Field(description="Rank by meaning (embedding similarity).")
     text: int = Field(description="Rank by the query's words (BM25 full text).")
 
+    @classmethod
+    def of(cls, ranks: s.CollectionStreamRanks | s.CodeStreamRanks) -> Ranks:
+        return cls(dense=ranks.dense, text=ranks.text)
+
 
 class CodeRanks(Ranks):
     symbol: int = Field(description="Rank by an exact symbol name in the query.")
@@ -268,7 +272,7 @@ def _collection_hit(hit: s.ChunkHit) -> CollectionHit:
         source_key=chunk.source_key,
         heading_path=chunk.heading_path,
         score=hit.score,
-        ranks=Ranks(dense=hit.ranks.dense, text=hit.ranks.text),
+        ranks=Ranks.of(hit.ranks),
         content=chunk.content,
     )
 
@@ -290,7 +294,7 @@ def _repo_doc(
         heading_path=chunk.heading_path,
         kind=chunk.kind,
         score=hit.score if hit else None,
-        ranks=Ranks(dense=hit.ranks.dense, text=hit.ranks.text) if hit else None,
+        ranks=Ranks.of(hit.ranks) if hit else None,
         content=chunk.content,
     )
 

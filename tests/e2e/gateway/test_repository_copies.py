@@ -1,41 +1,49 @@
-"""A document uploaded to a collection that a readable repository already indexes is reported."""
+"""A document indexed both in a collection and as a repository doc is reported, both ways, to
+those who can read both copies."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
 from e2e.gateway.helpers import create_collection
 from integration.repodocs.helpers import GitRepo
 
+from cograph_cli.runtime import System
+
 Auth = dict[str, dict[str, str]]
 
 RUNBOOK = "# Runbook\n\n## Restart\n\nDrain the node, then restart the service.\n"
 
 
-async def test_an_upload_with_a_repository_copy_says_so_to_those_who_can_read_it(
-    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
-) -> None:
-    checkout = GitRepo(tmp_path / "handbook")
-    checkout.commit("init", {"docs/runbook.md": RUNBOOK})
+async def sync_handbook(gateway: httpx.AsyncClient, admin: dict[str, str], checkout: Path) -> None:
+    """example.com/acme/handbook, a private repository holding docs/runbook.md, synced."""
+    repository = GitRepo(checkout)
+    repository.commit("init", {"docs/runbook.md": RUNBOOK})
     registered = await gateway.post(
         "/api/repos",
         json={
             "host": "example.com",
             "owner": "acme",
             "name": "handbook",
-            "checkout_path": str(checkout.root),
+            "checkout_path": str(repository.root),
             "visibility": "private",
         },
-        headers=auth["admin"],
+        headers=admin,
     )
     assert registered.status_code == 201, registered.text
     synced = await gateway.post(
-        "/api/repos/example.com/acme/handbook/sync", params={"wait": "true"}, headers=auth["admin"]
+        "/api/repos/example.com/acme/handbook/sync", params={"wait": "true"}, headers=admin
     )
     assert synced.status_code == 200, synced.text
 
+
+async def test_an_upload_with_a_repository_copy_says_so_to_those_who_can_read_it(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
     admin = auth["admin"]
+    await sync_handbook(gateway, admin, tmp_path / "handbook")
     collection = await create_collection(gateway, admin, "Ops wiki")
     base = f"/api/md-collections/{collection['id']}/documents"
     batch = await gateway.post(
@@ -70,3 +78,57 @@ async def test_an_upload_with_a_repository_copy_says_so_to_those_who_can_read_it
     )
     assert upload.status_code == 201, upload.text
     assert upload.json()["warnings"] == []
+
+    # The other way: reading the repository's documents names the collections holding the same
+    # bytes, among those the reader can read.
+    listing = "/api/repos/example.com/acme/handbook/documents"
+    repository_doc = (await gateway.get(listing, headers=admin)).json()["items"][0]
+    (warning,) = repository_doc["warnings"]
+    assert "also uploaded to a collection" in warning
+    assert f"runbook.md in collection 'Ops wiki' ({collection['id']})" in warning
+    assert f"again.md in collection 'Ops wiki' ({collection['id']})" in warning
+    assert "Alice's notes" not in warning  # private: her own and her groups' (the spec's visibility table)
+    detail = await gateway.get(f"{listing}/{repository_doc['id']}", headers=admin)
+    assert detail.json()["warnings"] == [warning]
+
+    bob = auth["bob"]  # group support: reads the repository once granted, neither collection yet
+    granted = await gateway.post(
+        "/api/repos/example.com/acme/handbook/grants", json={"group": "support"}, headers=admin
+    )
+    assert granted.status_code in (200, 201, 204), granted.text
+    assert (await gateway.get(listing, headers=bob)).json()["items"][0]["warnings"] == []
+    shared = await gateway.post(
+        f"/api/md-collections/{collection['id']}/grants", json={"group": "support"}, headers=admin
+    )
+    assert shared.status_code in (200, 201, 204), shared.text
+    (bobs,) = (await gateway.get(listing, headers=bob)).json()["items"][0]["warnings"]
+    assert f"runbook.md in collection 'Ops wiki' ({collection['id']})" in bobs
+    shared = await gateway.post(
+        f"/api/md-collections/{hers['id']}/grants", json={"group": "support"}, headers=alice
+    )
+    assert shared.status_code in (200, 201, 204), shared.text
+    (bobs,) = (await gateway.get(listing, headers=bob)).json()["items"][0]["warnings"]
+    assert f'runbook.md in collection "Alice\'s notes" ({hers["id"]})' in bobs
+
+
+async def test_a_store_that_is_down_costs_only_the_warning(
+    system: System, gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    admin = auth["admin"]
+    await sync_handbook(gateway, admin, tmp_path / "handbook")
+    collection = await create_collection(gateway, admin, "Ops wiki")
+    uploaded = await gateway.post(
+        f"/api/md-collections/{collection['id']}/documents",
+        json={"source_key": "runbook.md", "content": RUNBOOK},
+        headers=admin,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    listing = "/api/repos/example.com/acme/handbook/documents"
+    assert len((await gateway.get(listing, headers=admin)).json()["items"][0]["warnings"]) == 1
+
+    await system.hosts["collections"].stop()
+    began = time.monotonic()
+    listed = await gateway.get(listing, headers=admin)
+    assert listed.status_code == 200, listed.text
+    assert [(d["path"], d["warnings"]) for d in listed.json()["items"]] == [("docs/runbook.md", [])]
+    assert time.monotonic() - began < 10

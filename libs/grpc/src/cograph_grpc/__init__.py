@@ -1,6 +1,6 @@
 """grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
 
-from cograph_grpc.arguments import check_typed_text, parse_id, parse_ids
+from cograph_grpc.arguments import check_typed_text, parse_content_hashes, parse_id, parse_ids
 from cograph_grpc.channels import open_channel
 from cograph_grpc.errors import (
     AlreadyExists,
@@ -29,6 +29,7 @@ __all__ = [
     "next_page_token",
     "open_channel",
     "page_window",
+    "parse_content_hashes",
     "parse_id",
     "parse_ids",
 ]

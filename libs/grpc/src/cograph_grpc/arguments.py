@@ -1,5 +1,5 @@
 """Checks on what a caller sends that every service makes alike: ids, and free text a person
-typed (search queries, name filters). Each failure is InvalidArgument with a message that says
+typed (search queries, name filters), content hashes. Each failure is InvalidArgument with a message that says
 what to fix, never a store error."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from cograph_grpc.errors import InvalidArgument
 # Control characters other than tab, newline and carriage return: PostgreSQL refuses NUL in
 # text, and none of them is anything a person searches for.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+MAX_CONTENT_HASHES = 1000  # one batch upload's documents
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 def parse_id(value: str, what: str) -> uuid.UUID:
@@ -34,3 +36,13 @@ def check_typed_text(text: str, what: str = "query") -> None:
             f"the {what} contains a control character (U+{ord(control.group()):04X}), which cannot be"
             " searched for: remove it"
         )
+
+
+def parse_content_hashes(values: list[str]) -> list[str]:
+    """sha256 hex digests of file bytes, at most MAX_CONTENT_HASHES."""
+    if len(values) > MAX_CONTENT_HASHES:
+        raise InvalidArgument(f"at most {MAX_CONTENT_HASHES} content hashes per request, got {len(values)}")
+    for value in values:
+        if not _SHA256_HEX.match(value):
+            raise InvalidArgument(f"{value!r} is not a sha256 hex digest (64 lowercase hex digits)")
+    return values

@@ -74,6 +74,14 @@ class StoredDocument(msgspec.Struct, frozen=True):
     line_count: int = 0
 
 
+class ContentMatch(msgspec.Struct, frozen=True):
+    content_hash: str
+    collection_id: uuid.UUID
+    collection_name: str
+    document_id: uuid.UUID
+    source_key: str
+
+
 class StoredLink(msgspec.Struct, frozen=True):
     text: str
     href: str
@@ -213,6 +221,14 @@ class DocumentStore:
     async def get(self, collection_id: uuid.UUID, document_id: uuid.UUID) -> StoredDocument | None:
         row = await self._db.fetchrow(SQL.select_document, collection_id, document_id)
         return msgspec.convert(dict(row), StoredDocument) if row else None
+
+    async def by_content(
+        self, collection_ids: Sequence[uuid.UUID], content_hashes: Sequence[str]
+    ) -> list[ContentMatch]:
+        rows = await self._db.fetch(
+            SQL.select_documents_by_content, list(collection_ids), list(content_hashes)
+        )
+        return [msgspec.convert(dict(row), ContentMatch) for row in rows]
 
     async def summaries(self, collection_id: uuid.UUID, limit: int, offset: int) -> list[StoredDocument]:
         rows = await self._db.fetch(SQL.select_document_summaries, collection_id, limit, offset)

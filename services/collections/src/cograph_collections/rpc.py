@@ -36,7 +36,9 @@ from cograph_grpc import (
     check_typed_text,
     next_page_token,
     page_window,
+    parse_content_hashes,
     parse_id,
+    parse_ids,
 )
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
@@ -81,7 +83,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListCollections(
         self, request: pb.ListCollectionsRequest, context: Context
     ) -> pb.ListCollectionsResponse:
-        ids = [parse_id(value, "collection") for value in request.collection_ids]
+        ids = parse_ids(request.collection_ids, "collection")
         check_typed_text(request.query, "name filter")
         size, offset = page_window(request.page.page_size, request.page.page_token)
         async with self._pool.acquire() as connection:
@@ -206,6 +208,28 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         document_id = parse_id(request.document_id, "document")
         await self._collections.delete_document(collection_id, document_id, request.requested_by)
         return pb.DeleteDocumentResponse()
+
+    async def FindDocumentsByContent(
+        self, request: pb.FindDocumentsByContentRequest, context: Context
+    ) -> pb.FindDocumentsByContentResponse:
+        scope = parse_ids(list(request.collection_ids), "collection")
+        hashes = parse_content_hashes(list(request.content_hashes))
+        if not scope or not hashes:
+            return pb.FindDocumentsByContentResponse()
+        async with self._pool.acquire() as connection:
+            matches = await DocumentStore(connection).by_content(scope, hashes)
+        return pb.FindDocumentsByContentResponse(
+            matches=[
+                pb.ContentMatch(
+                    content_hash=match.content_hash,
+                    collection_id=str(match.collection_id),
+                    collection_name=match.collection_name,
+                    document_id=str(match.document_id),
+                    source_key=match.source_key,
+                )
+                for match in matches
+            ]
+        )
 
     async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
         collection_id = parse_id(request.collection_id, "collection")

@@ -1,30 +1,47 @@
-"""Documents uploaded to a collection that a repository already indexes, byte for byte.
+"""Documents indexed both ways: uploaded to a collection and checked into a repository, byte
+for byte.
 
 The spec's advice is never to index a document both ways: it is embedded twice and the two
 copies compete in retrieval while drifting apart. The gateway is where both stores and the
-caller's readable repositories meet, so it looks the uploaded bytes up there and adds a
-warning to each stored document that has a copy; repositories the caller cannot read are
-never named. A repodocs service that is down only costs the warning, never the upload.
+caller's readable scope meet, so it looks the bytes up in the other store and adds a warning
+to each document that has a copy there: on upload to a collection (copies in repositories),
+and when a repository's documents are read (copies in collections). Places the caller cannot
+read are never named. A store that is down or slow only costs the warning, never the request.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 from grpc import aio
 
+from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
 from cograph_gateway.identity import Principal
-from cograph_gateway.schemas import DocumentResult
+from cograph_gateway.schemas import DocumentResult, RepoDocument, RepoDocumentSummary
 
 log = logging.getLogger(__name__)
 
-LOOKUP_SECONDS = 2.0  # an upload is not held up for long by a slow repodocs
+LOOKUP_SECONDS = 2.0  # a request is not held up for long by a slow store
+_TWICE = "indexed twice, it is embedded twice and the copies compete in retrieval; keep it in one place"
+
+Copies = dict[str, list[str]]  # content hash -> where else it is indexed, as a person reads it
+
+
+async def _copies(store: str, find: Callable[[], Awaitable[Copies]]) -> Copies:
+    """What `find` answers, or nothing when the store is down or slow."""
+    try:
+        return await find()
+    except aio.AioRpcError as error:
+        if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            raise
+        log.warning("copies of documents not looked up: %s answered %s", store, error.code().name)
+        return {}
 
 
 async def warn_of_repository_copies(
@@ -34,34 +51,63 @@ async def warn_of_repository_copies(
     backends: Backends,
     access: Access,
 ) -> None:
-    """Add a warning to each stored result (in upload order, as contents) whose bytes a
+    """Add a warning to each stored upload result (in upload order, as contents) whose bytes a
     readable repository also holds as a document."""
     hashes = [hashlib.sha256(content).hexdigest() for content in contents]
     stored = [index for index, result in enumerate(results) if result.error is None]
     if not stored:
         return
-    try:
+
+    async def find() -> Copies:
         repositories = await access.readable_repositories(principal)
         if not repositories:
-            return
+            return {}
         found = await backends.repodocs.FindDocumentsByContent(
             rpb.FindDocumentsByContentRequest(
                 content_hashes=sorted({hashes[index] for index in stored}), repository_ids=repositories
             ),
             timeout=LOOKUP_SECONDS,
         )
-    except aio.AioRpcError as error:
-        if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            raise
-        log.warning("repository copies not looked up: repodocs answered %s", error.code().name)
-        return
-    copies: dict[str, list[str]] = {}
-    for match in found.matches:
-        copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
+        copies: Copies = {}
+        for match in found.matches:
+            copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
+        return copies
+
+    copies = await _copies("repodocs", find)
     for index in stored:
-        places = copies.get(hashes[index])
-        if places:
-            results[index].warnings.append(
-                f"also indexed as a repository doc ({', '.join(places)}): indexed twice, it is embedded"
-                " twice and the copies compete in retrieval; keep it in one place"
-            )
+        if places := copies.get(hashes[index]):
+            warning = f"also indexed as a repository doc ({', '.join(places)}): {_TWICE}"
+            results[index].warnings.append(warning)
+
+
+async def warn_of_collection_copies(
+    documents: Sequence[RepoDocumentSummary | RepoDocument],
+    principal: Principal,
+    backends: Backends,
+    access: Access,
+) -> None:
+    """Add a warning to each repository document whose bytes a readable collection also holds."""
+    if not documents:
+        return
+
+    async def find() -> Copies:
+        collections = await access.readable_collections(principal)
+        if not collections:
+            return {}
+        found = await backends.collections.FindDocumentsByContent(
+            cpb.FindDocumentsByContentRequest(
+                content_hashes=sorted({document.content_hash for document in documents}),
+                collection_ids=collections,
+            ),
+            timeout=LOOKUP_SECONDS,
+        )
+        copies: Copies = {}
+        for match in found.matches:
+            place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
+            copies.setdefault(match.content_hash, []).append(place)
+        return copies
+
+    copies = await _copies("collections", find)
+    for document in documents:
+        if places := copies.get(document.content_hash):
+            document.warnings.append(f"also uploaded to a collection ({', '.join(places)}): {_TWICE}")

@@ -385,6 +385,8 @@ class RepoDocumentSummary(msgspec.Struct):
     content_hash: str
     chunk_count: int
     indexed_at: dt.datetime | None
+    # A collection you can read that holds the same bytes: the document is indexed twice.
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class RepoDocument(msgspec.Struct):
@@ -398,6 +400,8 @@ class RepoDocument(msgspec.Struct):
     chunk_count: int
     indexed_at: dt.datetime | None
     content: str
+    # As in RepoDocumentSummary.
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class DocsTreeNode(msgspec.Struct):

@@ -20,6 +20,7 @@ from cograph_grpc import (
     check_typed_text,
     next_page_token,
     page_window,
+    parse_content_hashes,
     parse_id,
     parse_ids,
 )
@@ -226,7 +227,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         self, request: pb.FindDocumentsByContentRequest, context: Context
     ) -> pb.FindDocumentsByContentResponse:
         scope = parse_ids(list(request.repository_ids), "repository")
-        hashes = rules.parse_content_hashes(list(request.content_hashes))
+        hashes = parse_content_hashes(list(request.content_hashes))
         if not scope or not hashes:
             return pb.FindDocumentsByContentResponse()
         async with self._pool.acquire() as connection:

@@ -16,8 +16,6 @@ MAX_URL_CHARS = 2000
 DEFAULT_RELATED_LIMIT = 3
 MAX_RELATED_LIMIT = 50
 MAX_RELATED_NODES = 500
-MAX_CONTENT_HASHES = 1000  # one batch upload's documents
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # One path segment of a repository reference: what git hosts allow in owners and names.
@@ -137,13 +135,3 @@ def related_limit(limit: int) -> int:
     if limit < 0:
         raise InvalidArgument("limit must not be negative")
     return min(limit or DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT)
-
-
-def parse_content_hashes(values: list[str]) -> list[str]:
-    """sha256 hex digests, at most MAX_CONTENT_HASHES; anything else is the caller's mistake."""
-    if len(values) > MAX_CONTENT_HASHES:
-        raise InvalidArgument(f"at most {MAX_CONTENT_HASHES} content hashes per request, got {len(values)}")
-    for value in values:
-        if not _SHA256_HEX.match(value):
-            raise InvalidArgument(f"{value!r} is not a sha256 hex digest (64 lowercase hex digits)")
-    return values

@@ -34,6 +34,7 @@ from cograph_gateway.convert import (
     repository_from_pb,
     sync_from_pb,
 )
+from cograph_gateway.duplicates import warn_of_collection_copies
 from cograph_gateway.errors import Problem, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation
@@ -271,10 +272,9 @@ class ReposController(Controller):
                 page=rpb.Page(page_size=page_size, page_token=page_token),
             )
         )
-        return Page(
-            items=[repo_summary_from_pb(d) for d in response.documents],
-            next_page_token=next_token(response.next_page_token),
-        )
+        documents = [repo_summary_from_pb(d) for d in response.documents]
+        await warn_of_collection_copies(documents, principal, backends, access)
+        return Page(items=documents, next_page_token=next_token(response.next_page_token))
 
     @get(REPO + "/documents/{document_id:str}", summary="One indexed document in full", responses=_RESPONSES)
     async def get_document(
@@ -292,7 +292,9 @@ class ReposController(Controller):
         response = await backends.repodocs.GetDocument(
             rpb.GetDocumentRequest(repository_id=found.repository_id, document_id=document_id)
         )
-        return repo_document_from_pb(response.document)
+        document = repo_document_from_pb(response.document)
+        await warn_of_collection_copies([document], principal, backends, access)
+        return document
 
     @get(REPO + "/docs", summary="The rendered docs' page tree", responses=_RESPONSES)
     async def docs_tree(

@@ -567,6 +567,34 @@ class ChunkHit(_message.Message):
     ranks: StreamRanks
     def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., document_title: _Optional[str] = ..., score: _Optional[float] = ..., ranks: _Optional[_Union[StreamRanks, _Mapping]] = ...) -> None: ...
 
+class FindDocumentsByContentRequest(_message.Message):
+    __slots__ = ("content_hashes", "collection_ids")
+    CONTENT_HASHES_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    content_hashes: _containers.RepeatedScalarFieldContainer[str]
+    collection_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., collection_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ContentMatch(_message.Message):
+    __slots__ = ("content_hash", "collection_id", "collection_name", "document_id", "source_key")
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_NAME_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    content_hash: str
+    collection_id: str
+    collection_name: str
+    document_id: str
+    source_key: str
+    def __init__(self, content_hash: _Optional[str] = ..., collection_id: _Optional[str] = ..., collection_name: _Optional[str] = ..., document_id: _Optional[str] = ..., source_key: _Optional[str] = ...) -> None: ...
+
+class FindDocumentsByContentResponse(_message.Message):
+    __slots__ = ("matches",)
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[ContentMatch]
+    def __init__(self, matches: _Optional[_Iterable[_Union[ContentMatch, _Mapping]]] = ...) -> None: ...
+
 class SearchChunksRequest(_message.Message):
     __slots__ = ("collection_ids", "query", "query_embedding", "embedding_model", "limit", "dense_weight", "text_weight", "rrf_k")
     COLLECTION_IDS_FIELD_NUMBER: _ClassVar[int]

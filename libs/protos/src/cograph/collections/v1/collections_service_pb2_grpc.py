@@ -99,6 +99,11 @@ class CollectionsServiceStub:
                 request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentRequest.SerializeToString,
                 response_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentResponse.FromString,
                 _registered_method=True)
+        self.FindDocumentsByContent = channel.unary_unary(
+                '/cograph.collections.v1.CollectionsService/FindDocumentsByContent',
+                request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentRequest.SerializeToString,
+                response_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentResponse.FromString,
+                _registered_method=True)
         self.ListChunks = channel.unary_unary(
                 '/cograph.collections.v1.CollectionsService/ListChunks',
                 request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListChunksRequest.SerializeToString,
@@ -226,6 +231,13 @@ class CollectionsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindDocumentsByContent(self, request, context):
+        """Documents whose bytes are the given ones: the same file indexed from a repository too.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListChunks(self, request, context):
         """Chunks and retrieval.
         """
@@ -344,6 +356,11 @@ def add_CollectionsServiceServicer_to_server(servicer, server):
                     servicer.DeleteDocument,
                     request_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentRequest.FromString,
                     response_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentResponse.SerializeToString,
+            ),
+            'FindDocumentsByContent': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindDocumentsByContent,
+                    request_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentRequest.FromString,
+                    response_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentResponse.SerializeToString,
             ),
             'ListChunks': grpc.unary_unary_rpc_method_handler(
                     servicer.ListChunks,
@@ -737,6 +754,33 @@ class CollectionsService:
             '/cograph.collections.v1.CollectionsService/DeleteDocument',
             cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentRequest.SerializeToString,
             cograph_dot_collections_dot_v1_dot_collections__service__pb2.DeleteDocumentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindDocumentsByContent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.collections.v1.CollectionsService/FindDocumentsByContent',
+            cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentRequest.SerializeToString,
+            cograph_dot_collections_dot_v1_dot_collections__service__pb2.FindDocumentsByContentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -54,6 +54,8 @@ class CollectionsServiceStub:
     GetDocument: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.GetDocumentRequest, _collections_service_pb2.GetDocumentResponse]
     ListDocuments: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.ListDocumentsRequest, _collections_service_pb2.ListDocumentsResponse]
     DeleteDocument: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.DeleteDocumentRequest, _collections_service_pb2.DeleteDocumentResponse]
+    FindDocumentsByContent: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.FindDocumentsByContentRequest, _collections_service_pb2.FindDocumentsByContentResponse]
+    """Documents whose bytes are the given ones: the same file indexed from a repository too."""
     ListChunks: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.ListChunksRequest, _collections_service_pb2.ListChunksResponse]
     """Chunks and retrieval."""
     GetChunk: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.GetChunkRequest, _collections_service_pb2.GetChunkResponse]
@@ -87,6 +89,8 @@ class CollectionsServiceAsyncStub(CollectionsServiceStub):
     GetDocument: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.GetDocumentRequest, _collections_service_pb2.GetDocumentResponse]  # type: ignore[assignment]
     ListDocuments: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.ListDocumentsRequest, _collections_service_pb2.ListDocumentsResponse]  # type: ignore[assignment]
     DeleteDocument: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.DeleteDocumentRequest, _collections_service_pb2.DeleteDocumentResponse]  # type: ignore[assignment]
+    FindDocumentsByContent: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.FindDocumentsByContentRequest, _collections_service_pb2.FindDocumentsByContentResponse]  # type: ignore[assignment]
+    """Documents whose bytes are the given ones: the same file indexed from a repository too."""
     ListChunks: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.ListChunksRequest, _collections_service_pb2.ListChunksResponse]  # type: ignore[assignment]
     """Chunks and retrieval."""
     GetChunk: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.GetChunkRequest, _collections_service_pb2.GetChunkResponse]  # type: ignore[assignment]
@@ -195,6 +199,14 @@ class CollectionsServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _collections_service_pb2.DeleteDocumentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_collections_service_pb2.DeleteDocumentResponse, _abc.Awaitable[_collections_service_pb2.DeleteDocumentResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def FindDocumentsByContent(
+        self,
+        request: _collections_service_pb2.FindDocumentsByContentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_collections_service_pb2.FindDocumentsByContentResponse, _abc.Awaitable[_collections_service_pb2.FindDocumentsByContentResponse]]:
+        """Documents whose bytes are the given ones: the same file indexed from a repository too."""
 
     @_abc_1.abstractmethod
     def ListChunks(

@@ -101,6 +101,31 @@ async def test_an_unreadable_repository_is_byte_for_byte_a_missing_one(
     assert sync.json()["detail"] == missing[REPO].json()["detail"]
 
 
+async def test_a_repository_is_one_whatever_the_letter_case(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    """Git hosts name repositories in any case: a second spelling is the same repository, and a
+    request never lands on another one than it names."""
+    checkout = _checkout(tmp_path)
+    registered = await gateway.post("/api/repos", json=_registration(checkout), headers=auth["admin"])
+    assert registered.status_code == 201, registered.text
+    again = {**_registration(checkout, "public"), "owner": "Acme", "name": "TOOLS"}
+    is_problem(await gateway.post("/api/repos", json=again, headers=auth["admin"]), 409)
+
+    other_case = "/api/repos/EXAMPLE.com/Acme/TOOLS"
+    found = await gateway.get(other_case, headers=auth["admin"])
+    assert found.status_code == 200, found.text
+    assert (found.json()["owner"], found.json()["name"], found.json()["visibility"]) == (
+        "acme",
+        "tools",
+        "private",
+    )
+    is_problem(await gateway.get(other_case, headers=auth["bob"]), 404)  # private, as registered
+    granted = await gateway.post(f"{other_case}/grants", json={"group": "support"}, headers=auth["admin"])
+    assert granted.status_code in (200, 201), granted.text
+    assert (await gateway.get(REPO, headers=auth["bob"])).status_code == 200
+
+
 async def test_a_repository_synced_read_and_searched(
     gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
 ) -> None:

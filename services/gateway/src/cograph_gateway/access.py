@@ -145,11 +145,7 @@ class Access:
         Unreadable and missing answer the same 404, built from the request alone, after the same
         work: the whole access list is fetched and scanned either way, then the policy decides.
         """
-        wanted = (host.casefold(), owner.casefold(), name.casefold())
-        found: RepositoryAccess | None = None
-        for entry in await self._repositories():
-            if (entry.host.casefold(), entry.owner.casefold(), entry.name.casefold()) == wanted:
-                found = entry
+        found = _the_repository(await self._repositories(), host, owner, name)
         outcome = decide(principal, operation, found)
         if outcome is Outcome.ALLOW:
             assert found is not None
@@ -172,6 +168,19 @@ class Access:
                 400, f"{slug!r} is not a repository: name it as host/owner/name, e.g. github.com/acme/api"
             )
         return await self.repository(principal, operation, *parts)
+
+
+def _the_repository(
+    entries: list[RepositoryAccess], host: str, owner: str, name: str
+) -> RepositoryAccess | None:
+    """The entry named host/owner/name in any letter case, as git hosts name repositories (the
+    store keeps one per name whatever the case); should two ever match, only the exact spelling
+    does, so a request never lands on a repository it did not name."""
+    wanted = (host.lower(), owner.lower(), name.lower())
+    matches = [e for e in entries if (e.host.lower(), e.owner.lower(), e.name.lower()) == wanted]
+    if len(matches) > 1:
+        matches = [e for e in matches if (e.host, e.owner, e.name) == (host, owner, name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def repository_not_found(host: str, owner: str, name: str) -> Problem:

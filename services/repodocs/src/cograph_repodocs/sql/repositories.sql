@@ -15,7 +15,7 @@ ORDER BY r.host, r.owner, r.name, r.id
 LIMIT $2 OFFSET $3;
 
 -- name: select_repository_id_by_ref
-SELECT id FROM repositories WHERE host = $1 AND owner = $2 AND name = $3;
+SELECT id FROM repositories WHERE lower(host) = lower($1) AND lower(owner) = lower($2) AND lower(name) = lower($3);
 
 -- name: select_access
 SELECT r.id, r.host, r.owner, r.name, r.visibility, r.owner_subject,

@@ -126,6 +126,32 @@ async def test_a_repository_is_one_whatever_the_letter_case(
     assert (await gateway.get(REPO, headers=auth["bob"])).status_code == 200
 
 
+async def test_readers_see_neither_clone_credentials_nor_server_paths(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    checkout = _checkout(tmp_path)
+    secret_url = f"file://deploy:s3cr3t@localhost{checkout}"
+    with_token = {**_registration(checkout, "public"), "checkout_path": None, "clone_url": secret_url}
+    registered = await gateway.post("/api/repos", json=with_token, headers=auth["admin"])
+    assert registered.status_code == 201, registered.text
+    local = {**_registration(checkout, "public"), "name": "local"}
+    assert (await gateway.post("/api/repos", json=local, headers=auth["admin"])).status_code == 201
+
+    for who in ("admin", "bob"):
+        listed = (await gateway.get("/api/repos", headers=auth[who])).json()["items"]
+        shown = {r["name"]: (r["clone_url"], r["checkout_path"]) for r in listed}
+        assert shown["tools"] == (f"file://localhost{checkout}", None), who
+        # A directory on the server is the administrators' business.
+        assert shown["local"] == (None, str(checkout) if who == "admin" else None), who
+    assert "s3cr3t" not in (await gateway.get(REPO, headers=auth["bob"])).text
+
+    # Nor does a remote that cannot be read quote them back.
+    unreachable = {**with_token, "name": "gone", "clone_url": "http://deploy:s3cr3t@127.0.0.1:1/gone.git"}
+    refused = is_problem(await gateway.post("/api/repos", json=unreachable, headers=auth["alice"]), 400)
+    assert "cannot be read" in refused["detail"]
+    assert "s3cr3t" not in refused["detail"]
+
+
 async def test_a_repository_synced_read_and_searched(
     gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
 ) -> None:

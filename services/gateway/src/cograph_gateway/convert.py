@@ -382,7 +382,8 @@ def sync_from_pb(message: rpb.Sync) -> s.Sync:
     )
 
 
-def repository_from_pb(message: rpb.Repository) -> s.Repository:
+def repository_from_pb(message: rpb.Repository, *, show_checkout_path: bool) -> s.Repository:
+    """A checkout path is a directory on the server: administrators see it, others see null."""
     source = message.WhichOneof("source")
     return s.Repository(
         id=message.id,
@@ -390,7 +391,7 @@ def repository_from_pb(message: rpb.Repository) -> s.Repository:
         owner=message.ref.owner,
         name=message.ref.name,
         clone_url=message.clone_url if source == "clone_url" else None,
-        checkout_path=message.checkout_path if source == "checkout_path" else None,
+        checkout_path=message.checkout_path if source == "checkout_path" and show_checkout_path else None,
         visibility=_REPO_VISIBILITY_FROM_PB.get(message.visibility, "private"),
         owner_subject=message.owner_subject,
         group_grants=sorted(message.group_grants),

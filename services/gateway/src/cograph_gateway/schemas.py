@@ -364,7 +364,9 @@ class Repository(msgspec.Struct):
     host: str
     owner: str
     name: str
+    # Without the user name and password (token) it may have been registered with.
     clone_url: str | None
+    # A directory on the server: shown to administrators only (null for others).
     checkout_path: str | None
     visibility: RepositoryVisibilityName
     owner_subject: str

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from cograph_repodocs.git import Git, GitError
+from cograph_repodocs.git import Git, GitError, redact_credentials
 from cograph_repodocs.repository_store import RepositoryRow
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class Checkouts:
         patterns = ["HEAD", f"refs/heads/{branch}"] if branch else ["HEAD"]
         listed = await self._git.run("ls-remote", "--symref", "--", clone_url, *patterns)
         if branch and f"\trefs/heads/{branch}\n" not in listed + "\n":
-            raise GitError(f"{clone_url} has no branch {branch!r}")
+            raise GitError(f"{redact_credentials(clone_url)} has no branch {branch!r}")
 
     async def update(self, repository: RepositoryRow) -> Checkout:
         """Fetch the default branch's tip into the managed checkout; a checkout path is left as it is."""

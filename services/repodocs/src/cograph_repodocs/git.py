@@ -5,11 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 from pathlib import Path
 
 # Enough of git's stderr to say what went wrong without flooding a sync record.
 MAX_MESSAGE_CHARS = 2000
+# The user name and password (or token) of a URL: scheme://userinfo@host...
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+
+
+def redact_credentials(text: str) -> str:
+    """text with the credentials of every URL in it removed: a clone URL may carry a token, and
+    neither the URL nor git's messages quoting it may show it to whoever reads a repository."""
+    return _USERINFO.sub(r"\1", text)
 
 
 class GitError(RuntimeError):
@@ -59,7 +68,8 @@ class Git:
             await _kill(process)
             raise
         if process.returncode != 0:
-            message = stderr.decode(errors="replace").strip() or f"exit status {process.returncode}"
+            message = redact_credentials(stderr.decode(errors="replace").strip())
+            message = message or f"exit status {process.returncode}"
             raise GitError(f"git {_command(args)} failed: {message[-MAX_MESSAGE_CHARS:]}")
         return stdout.decode(errors="replace")
 

@@ -16,6 +16,7 @@ from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
 from cograph_repodocs.domain.mentions import MentionForm
 from cograph_repodocs.domain.symbols import Language, SymbolKind
 from cograph_repodocs.files import FileRange
+from cograph_repodocs.git import redact_credentials
 from cograph_repodocs.reader import DocsPage
 from cograph_repodocs.registry import Registration
 from cograph_repodocs.repository_store import AccessRow, RepositoryRow
@@ -110,7 +111,7 @@ def repository_to_pb(row: RepositoryRow, last_sync: SyncRow | None) -> pb.Reposi
         created_at=timestamp(row.created_at),
     )
     if row.clone_url is not None:
-        message.clone_url = row.clone_url
+        message.clone_url = redact_credentials(row.clone_url)  # git reads it; nobody else
     elif row.checkout_path is not None:
         message.checkout_path = row.checkout_path
     if last_sync is not None:

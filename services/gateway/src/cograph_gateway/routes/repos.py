@@ -111,7 +111,7 @@ class ReposController(Controller):
             assert data.checkout_path is not None
             request.checkout_path = data.checkout_path
         response = await backends.repodocs.RegisterRepository(request)
-        return repository_from_pb(response.repository)
+        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
 
     @get("/", summary="List the repositories you can read", responses=problem_responses())
     async def list_repositories(
@@ -129,7 +129,7 @@ class ReposController(Controller):
             )
         )
         return Page(
-            items=[repository_from_pb(r) for r in response.repositories],
+            items=[repository_from_pb(r, show_checkout_path=principal.admin) for r in response.repositories],
             next_page_token=next_token(response.next_page_token),
         )
 
@@ -147,7 +147,7 @@ class ReposController(Controller):
         response = await backends.repodocs.GetRepository(
             rpb.GetRepositoryRequest(repository_id=found.repository_id)
         )
-        return repository_from_pb(response.repository)
+        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
 
     @post(
         REPO + "/grants",
@@ -168,7 +168,7 @@ class ReposController(Controller):
         response = await backends.repodocs.AddRepositoryGrant(
             rpb.AddRepositoryGrantRequest(repository_id=found.repository_id, group=data.group.strip())
         )
-        return repository_from_pb(response.repository)
+        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
 
     @delete(
         REPO + "/grants/{group:str}",

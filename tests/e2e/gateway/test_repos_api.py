@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
-from e2e.gateway.helpers import is_problem, mint, repodocs_implements, require_repodocs
+from e2e.gateway.helpers import create_collection, is_problem, mint, repodocs_implements, require_repodocs
 from e2e.gateway.test_collections_api import Auth
 
 REPO = "/api/repos/example.com/acme/tools"
@@ -234,3 +234,28 @@ async def test_a_repository_synced_read_and_searched(
 
     assert (await gateway.delete(f"{REPO}/grants/research", headers=admin)).status_code == 204
     is_problem(await gateway.get(REPO, headers=alice), 404)
+
+
+async def test_a_control_character_in_a_name_group_or_slug_is_a_clear_400(
+    gateway: httpx.AsyncClient, auth: Auth, tmp_path: Path
+) -> None:
+    admin = auth["admin"]
+    registered = await gateway.post("/api/repos", json=_registration(_checkout(tmp_path)), headers=admin)
+    assert registered.status_code == 201, registered.text
+    collection = await create_collection(gateway, admin, "Runbooks")
+    base = f"/api/md-collections/{collection['id']}"
+    requests = {
+        "collection name": gateway.post("/api/md-collections", json={"name": "Run\x00books"}, headers=admin),
+        "description": gateway.patch(base, json={"description": "on\x00call"}, headers=admin),
+        "collection grant": gateway.post(f"{base}/grants", json={"group": "sup\x00port"}, headers=admin),
+        "collection grant removal": gateway.delete(f"{base}/grants/sup%00port", headers=admin),
+        "repository grant": gateway.post(f"{REPO}/grants", json={"group": "sup\x00port"}, headers=admin),
+        "repository grant removal": gateway.delete(f"{REPO}/grants/sup%00port", headers=admin),
+        "docs page slug": gateway.get(f"{REPO}/docs/gui%00de", headers=admin),
+    }
+    for what, request in requests.items():
+        refused = is_problem(await request, 400)
+        assert "control character (U+0000)" in refused["detail"], what
+    # Nothing was stored by the refused writes.
+    stored = (await gateway.get(base, headers=admin)).json()
+    assert (stored["description"], stored["group_grants"]) == ("Runbooks for tests", [])

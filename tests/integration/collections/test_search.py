@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
+from typing import Any
 
+import grpc
 import msgspec
 import pytest
+from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
@@ -201,3 +205,23 @@ async def test_chunk_lexemes_are_stored_inside_the_row(
     assert len(rows) == 1
     assert rows[0]["size"] > 2_000  # large enough that the default storage would move it out
     assert rows[0]["toast"] is None
+
+
+@pytest.mark.parametrize(
+    ("numbers", "message"),
+    [
+        ({"rrf_k": -60.0}, "rrf_k must be a positive number"),
+        ({"dense_weight": math.inf}, "stream weights must be finite and not negative"),
+        ({"text_weight": -1.0}, "stream weights must be finite and not negative"),
+        ({"query_embedding": [math.nan] * 384}, "not a finite number"),
+    ],
+)
+async def test_numbers_the_ranking_cannot_take_are_refused(
+    service: Running, collection: pb.Collection, numbers: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(aio.AioRpcError) as refused:
+        await service.stub.SearchChunks(
+            pb.SearchChunksRequest(collection_ids=[collection.id], query="restart", limit=3, **numbers)
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in (refused.value.details() or "")

@@ -3,7 +3,10 @@ identifiers, its term statistics across re-syncs, and queries it refuses."""
 
 from __future__ import annotations
 
+import math
+import uuid
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import grpc
@@ -128,3 +131,32 @@ async def test_a_query_with_a_control_character_is_refused(service: Running, tmp
     # Tabs and newlines are ordinary white space in a query.
     hits = await text_hits(service, rid, "parse\tconfig\n")
     assert hits[0].node.name == "parse_config"
+
+
+@pytest.mark.parametrize(
+    ("numbers", "message"),
+    [
+        ({"rrf_k": -1.0}, "rrf_k must be a positive number"),
+        ({"rrf_k": math.inf}, "rrf_k must be a positive number"),
+        ({"dense_weight": -0.5}, "stream weights must be finite and not negative"),
+        ({"text_weight": math.nan}, "stream weights must be finite and not negative"),
+        ({"query_embedding": [0.1, math.nan, 0.2]}, "not a finite number"),
+    ],
+)
+async def test_numbers_the_ranking_cannot_take_are_refused(
+    service: Running, numbers: dict[str, Any], message: str
+) -> None:
+    rid = str(uuid.uuid4())
+    calls = [
+        service.stub.SearchDocChunks(
+            pb.SearchDocChunksRequest(repository_ids=[rid], query="parse config", limit=3, **numbers)
+        ),
+        service.stub.SearchCode(
+            pb.SearchCodeRequest(repository_ids=[rid], query="parse config", limit=3, **numbers)
+        ),
+    ]
+    for call in calls:
+        with pytest.raises(aio.AioRpcError) as refused:
+            await call
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert message in (refused.value.details() or "")

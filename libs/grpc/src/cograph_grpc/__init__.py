@@ -1,6 +1,12 @@
 """grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
 
-from cograph_grpc.arguments import check_typed_text, parse_content_hashes, parse_id, parse_ids
+from cograph_grpc.arguments import (
+    check_search,
+    check_typed_text,
+    parse_content_hashes,
+    parse_id,
+    parse_ids,
+)
 from cograph_grpc.channels import open_channel
 from cograph_grpc.errors import (
     AlreadyExists,
@@ -25,6 +31,7 @@ __all__ = [
     "ServiceError",
     "Unavailable",
     "check_health",
+    "check_search",
     "check_typed_text",
     "next_page_token",
     "open_channel",

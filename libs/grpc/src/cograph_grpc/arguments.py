@@ -4,9 +4,10 @@ what to fix, never a store error."""
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from cograph_grpc.errors import InvalidArgument
 
@@ -30,12 +31,30 @@ def parse_ids(values: Iterable[str], what: str) -> list[uuid.UUID]:
 
 
 def check_typed_text(text: str, what: str = "query") -> None:
-    """Raise InvalidArgument, naming the character, when text holds a control character."""
+    """Raise InvalidArgument, naming the character, when text holds a control character (a name,
+    a group, a slug or a query: none can be stored or searched with one)."""
     if control := _CONTROL.search(text):
         raise InvalidArgument(
-            f"the {what} contains a control character (U+{ord(control.group()):04X}), which cannot be"
-            " searched for: remove it"
+            f"the {what} contains a control character (U+{ord(control.group()):04X}): remove it"
         )
+
+
+def check_search(
+    query: str, limit: int, rrf_k: float, weights: Iterable[float], embedding: Sequence[float]
+) -> None:
+    """What a store's search request must be before it runs: a query a person could type, a
+    positive limit, and numbers the fusion and pgvector can take (0 stands for the default k)."""
+    if limit < 1:
+        raise InvalidArgument("limit must be at least 1")
+    if not query.strip():
+        raise InvalidArgument("the query is empty")
+    check_typed_text(query)
+    if not (math.isfinite(rrf_k) and rrf_k >= 0):
+        raise InvalidArgument(f"rrf_k must be a positive number, or 0 for the default (got {rrf_k})")
+    if not all(math.isfinite(weight) and weight >= 0 for weight in weights):
+        raise InvalidArgument("stream weights must be finite and not negative")
+    if not all(math.isfinite(value) for value in embedding):
+        raise InvalidArgument("the query embedding holds a value that is not a finite number")
 
 
 def parse_content_hashes(values: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from cograph_grpc import InvalidArgument
+from cograph_grpc import InvalidArgument, check_typed_text
 
 MAX_NAME_CHARS = 200
 MAX_DESCRIPTION_CHARS = 5000
@@ -22,12 +22,14 @@ def check_name(name: str) -> str:
         raise InvalidArgument("a collection needs a name")
     if len(name) > MAX_NAME_CHARS:
         raise InvalidArgument(f"a collection name has at most {MAX_NAME_CHARS} characters")
+    check_typed_text(name, "collection name")
     return name
 
 
 def check_description(description: str) -> str:
     if len(description) > MAX_DESCRIPTION_CHARS:
         raise InvalidArgument(f"a description has at most {MAX_DESCRIPTION_CHARS} characters")
+    check_typed_text(description, "description")
     return description
 
 
@@ -35,4 +37,5 @@ def check_group(group: str) -> str:
     group = group.strip()
     if not group or len(group) > MAX_NAME_CHARS:
         raise InvalidArgument(f"a group name has 1 to {MAX_NAME_CHARS} characters")
+    check_typed_text(group, "group name")
     return group

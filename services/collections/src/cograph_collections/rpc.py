@@ -33,6 +33,7 @@ from cograph_collections.store import CollectionRow, CollectionStore
 from cograph_grpc import (
     InvalidArgument,
     NotFound,
+    check_search,
     check_typed_text,
     next_page_token,
     page_window,
@@ -66,6 +67,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         visibility = visibility_from_pb(request.visibility)
         if not request.owner:
             raise InvalidArgument("a collection needs an owner")
+        check_typed_text(request.owner, "owner")
         async with self._pool.acquire() as connection:
             store = CollectionStore(connection)
             collection_id = await store.create(name, description, visibility, request.owner)
@@ -144,7 +146,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         async with self._pool.acquire() as connection, connection.transaction():
             store = CollectionStore(connection)
             await self._require(store, collection_id)
-            await store.remove_grant(collection_id, request.group.strip())
+            await store.remove_grant(collection_id, domain.check_group(request.group))
             row = await self._require(store, collection_id)
         return pb.RemoveGrantResponse(collection=collection_to_pb(row))
 
@@ -307,14 +309,16 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def SearchChunks(
         self, request: pb.SearchChunksRequest, context: Context
     ) -> pb.SearchChunksResponse:
-        if request.limit < 1:
-            raise InvalidArgument("limit must be at least 1")
-        if not request.query.strip():
-            raise InvalidArgument("the query is empty")
-        check_typed_text(request.query)
+        check_search(
+            request.query,
+            request.limit,
+            request.rrf_k,
+            (request.dense_weight, request.text_weight),
+            request.query_embedding,
+        )
         query = Query(
             text=request.query,
-            scope=[parse_id(value, "collection") for value in request.collection_ids],
+            scope=parse_ids(request.collection_ids, "collection"),
             limit=request.limit,
             embedding=list(request.query_embedding),
             model=request.embedding_model,

@@ -17,6 +17,7 @@ from cograph_db import Connection
 from cograph_grpc import (
     InvalidArgument,
     NotFound,
+    check_search,
     check_typed_text,
     next_page_token,
     page_window,
@@ -145,7 +146,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         repository_id = parse_id(request.repository_id, "repository")
         async with self._pool.acquire() as connection, connection.transaction():
             await _require(connection, repository_id)
-            await RepositoryStore(connection).remove_grant(repository_id, request.group.strip())
+            await RepositoryStore(connection).remove_grant(repository_id, rules.check_group(request.group))
             row = await _require(connection, repository_id)
             return pb.RemoveRepositoryGrantResponse(repository=await self._repository_pb(connection, row))
 
@@ -209,6 +210,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         repository_id = parse_id(request.repository_id, "repository")
         if not request.slug:
             raise InvalidArgument("give the slug of a docs page")
+        check_typed_text(request.slug, "slug")
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
             page = await reader.docs_page(connection, repository_id, request.slug)
@@ -315,11 +317,10 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
 
 
 def _query(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
-    if request.limit < 1:
-        raise InvalidArgument("limit must be at least 1")
-    if not request.query.strip():
-        raise InvalidArgument("the query is empty")
-    check_typed_text(request.query)
+    weights = [request.dense_weight, request.text_weight]
+    if isinstance(request, pb.SearchCodeRequest):
+        weights.append(request.symbol_weight)
+    check_search(request.query, request.limit, request.rrf_k, weights, request.query_embedding)
     return Query(
         text=request.query,
         scope=parse_ids(list(request.repository_ids), "repository"),

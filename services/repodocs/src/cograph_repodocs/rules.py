@@ -8,7 +8,8 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from cograph_grpc import InvalidArgument
+from cograph_grpc import InvalidArgument, check_typed_text
+from cograph_repodocs.git import redact_credentials
 
 MAX_NAME_CHARS = 200
 MAX_URL_CHARS = 2000
@@ -105,9 +106,7 @@ def derive_web_url(clone_url: str, branch: str) -> str:
     """
     if not _HTTP_REMOTE.match(clone_url):
         return ""
-    base = clone_url.rstrip("/").removesuffix(".git")
-    # Credentials in a clone URL must never end up in links shown to users.
-    base = re.sub(r"^(https?://)[^/@]*@", r"\1", base, flags=re.IGNORECASE)
+    base = redact_credentials(clone_url.rstrip("/").removesuffix(".git"))
     return f"{base}/blob/{branch or 'HEAD'}"
 
 
@@ -121,6 +120,7 @@ def check_subject(subject: str) -> str:
     subject = subject.strip()
     if not subject or len(subject) > MAX_NAME_CHARS:
         raise InvalidArgument(f"owner_subject must be 1 to {MAX_NAME_CHARS} characters")
+    check_typed_text(subject, "owner_subject")
     return subject
 
 
@@ -128,6 +128,7 @@ def check_group(group: str) -> str:
     group = group.strip()
     if not group or len(group) > MAX_NAME_CHARS:
         raise InvalidArgument(f"a group name has 1 to {MAX_NAME_CHARS} characters")
+    check_typed_text(group, "group name")
     return group
 
 

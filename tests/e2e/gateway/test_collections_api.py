@@ -277,6 +277,10 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     )
     is_problem(await gateway.post(f"{base}/documents", json={"source_key": "a.md"}, headers=alice), 400)
     is_problem(await gateway.post(f"{base}/documents", files={"other": ("a.md", b"x")}, headers=alice), 400)
+    two_files = [("file", ("one.md", b"# One\n")), ("file", ("two.md", b"# Two\n"))]
+    several = is_problem(await gateway.post(f"{base}/documents", files=two_files, headers=alice), 400)
+    assert "/documents/batch" in several["detail"]  # not the first kept and the others dropped
+    assert (await gateway.get(f"{base}/documents", headers=alice)).json()["items"] == []
     is_problem(await gateway.post(f"{base}/documents/batch", json={"documents": []}, headers=alice), 400)
     for blank in ("", "  "):
         empty = await gateway.post(f"{base}/search", json={"query": blank}, headers=alice)

@@ -106,6 +106,12 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
         except ClientException as error:
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
         try:
+            if len(form.getall("file", [])) > 1:
+                raise Problem(
+                    400,
+                    "a multipart upload carries one document in one `file` part: upload several"
+                    " with POST /documents/batch",
+                )
             file = form.get("file")
             source_key = form.get("source_key")
             if not isinstance(file, UploadFile):

@@ -1,6 +1,6 @@
-"""Checks on what a caller sends that every service makes alike: ids, and free text a person
-typed (search queries, name filters), content hashes. Each failure is InvalidArgument with a message that says
-what to fix, never a store error."""
+"""Checks on what a caller sends that every service makes alike: ids, content hashes, text a
+person typed (names, groups, slugs, queries) and the numbers a search ranks by. Each failure is
+InvalidArgument with a message that says what to fix, never a store error."""
 
 from __future__ import annotations
 

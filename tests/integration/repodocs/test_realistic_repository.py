@@ -85,7 +85,7 @@ SLUGS = {
     "docs/guide/usage.md": "guide-usage",
     "docs/architecture.rst": "architecture",
     "examples/README.md": "examples-readme",
-    ".github/workflows/ci.yml": "github-workflows-ci-yml",
+    ".github/workflows/ci.yml": "-github-workflows-ci-yml",
     "examples/quickstart.py": "examples-quickstart-py",
     "tests/test_server.py": "tests-test-server-py",
     "Dockerfile": "dockerfile",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ async def test_numbers_the_ranking_cannot_take_are_refused(
     service: Running, numbers: dict[str, Any], message: str
 ) -> None:
     rid = str(uuid.uuid4())
-    calls = [
+    calls: list[Awaitable[object]] = [
         service.stub.SearchDocChunks(
             pb.SearchDocChunksRequest(repository_ids=[rid], query="parse config", limit=3, **numbers)
         ),

@@ -263,3 +263,68 @@ async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
     assert service.provider.texts[embedded:] == ["# A\n\nAlpha calls `f`.", "f.f function def f():"]
     assert refreshed.mentions == 1
     assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
+
+
+async def page_path(service: Running, repository_id: str, slug: str) -> str:
+    page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository_id, slug=slug))
+    return page.document.summary.path
+
+
+async def test_a_page_keeps_its_url_when_other_pages_are_added_or_deleted(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# Root\n", "docs/guide.md": "# The original guide\n"})
+    rid = (await service.register("urls", clone_url=str(origin.root))).id
+    await service.sync(rid)
+    assert await page_path(service, rid, "guide") == "docs/guide.md"
+
+    # doc/guide.md has the same slug and sorts first; the existing page still owns /guide.
+    origin.commit("second", {"doc/guide.md": "# Another guide\n"})
+    await service.sync(rid)
+    assert await page_path(service, rid, "guide") == "docs/guide.md"
+    suffixed = (await service.documents(rid))["doc/guide.md"].slug
+    assert suffixed.startswith("guide-")
+    assert len(suffixed) == len("guide-") + 4
+
+    # Deleting the page that owns the bare slug moves no other page's URL.
+    origin.remove("docs/guide.md")
+    origin.commit("third")
+    await service.sync(rid)
+    assert await page_path(service, rid, suffixed) == "doc/guide.md"
+    with pytest.raises(aio.AioRpcError) as gone:
+        await page_path(service, rid, "guide")
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_stored_slug_the_slug_steps_no_longer_give_is_replaced_on_the_next_sync(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.MD": "# Shouting\n"})
+    rid = (await service.register("upper", clone_url=str(origin.root))).id
+    await service.sync(rid)
+    assert (await service.documents(rid))["README.MD"].slug == "readme"
+    # As if stored by a version whose step 2 kept upper-case extensions.
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        await connection.execute("UPDATE repodocs.repo_documents SET slug = 'readme-md'")
+    finally:
+        await connection.close()
+    assert counters(await service.sync(rid)) == (1, 0, 0, 1, 0, 0)
+    assert await page_path(service, rid, "readme") == "README.MD"
+
+
+async def test_empty_documents_are_unchanged_on_later_syncs(service: Running, tmp_path: Path) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit(
+        "first", {"README.md": "# Root\n\nText.\n", "CHANGELOG.md": "", "docs/blank.md": " \n\n\t\n"}
+    )
+    rid = (await service.register("empty", clone_url=str(origin.root))).id
+    first = await service.sync(rid)
+    # The empty and the blank file are documents without chunks.
+    assert counters(first) == (3, 3, 1, 0, 0, 0)
+    embedded = len(service.provider.texts)
+    for _ in range(2):
+        assert counters(await service.sync(rid)) == (3, 0, 0, 3, 0, 0)
+    assert len(service.provider.texts) == embedded

@@ -22,30 +22,34 @@ from cograph_repodocs.domain.slugs import assign_slugs, slugify
         # Only one leading prefix, and only at the start.
         ("docs/docs/a.md", "docs-a"),
         ("src/docs/a.md", "src-docs-a"),
-        # Steps 1 and 2 come before lowercasing, so they are case-sensitive.
+        # Step 1 comes before lowercasing, so it is case-sensitive; step 2 compares extensions
+        # case-insensitively, as discovery does.
         ("Docs/Guide.md", "docs-guide"),
-        ("README.MD", "readme-md"),
+        ("README.MD", "readme"),
+        ("docs/Setup.Rst", "setup"),
         # Only the last, listed extension is dropped.
         ("CHANGELOG.md.txt", "changelog-md"),
-        (".github/workflows/ci.yml", "github-workflows-ci-yml"),
+        (".github/workflows/ci.yml", "-github-workflows-ci-yml"),
         ("Dockerfile", "dockerfile"),
-        # Runs of anything non-alphanumeric, underscores included, become one dash; ends are trimmed.
-        ("docs/--Weird__name!!.md", "weird-name"),
-        ("docs/_index.md", "index"),
+        # Runs of anything non-alphanumeric, underscores included, become one dash, at the ends too.
+        ("docs/--Weird__name!!.md", "-weird-name-"),
+        ("docs/_index.md", "-index"),
         ("docs/v1.2/Über Café.md", "v1-2-über-café"),
         ("docs/指南.md", "指南"),
-        ("docs/!!!.md", "page"),
-        ("docs/.md", "page"),
+        ("docs/!!!.md", "-"),
+        # The one deviation from the steps: a name that is only the extension keeps it (no empty slug).
+        ("docs/.md", "-md"),
+        (".RST", "-rst"),
     ],
 )
 def test_slugify(path: str, slug: str) -> None:
     assert slugify(path) == slug
 
 
-def test_slugify_truncates_to_80_characters_without_a_trailing_dash() -> None:
+def test_slugify_truncates_to_80_characters() -> None:
     assert slugify("a" * 100 + ".md") == "a" * 80
-    # Character 80 would be the dash between "aaa…" and "b".
-    assert slugify("a" * 79 + "/b.md") == "a" * 79
+    # Character 80 is the dash between "aaa…" and "b": step 5 cuts, nothing more.
+    assert slugify("a" * 79 + "/b.md") == "a" * 79 + "-"
 
 
 def test_unique_slugs_are_left_alone() -> None:
@@ -87,3 +91,35 @@ def test_suffixed_slugs_stay_within_80_characters() -> None:
 def test_duplicate_document_ids_are_rejected() -> None:
     with pytest.raises(ValueError, match="unique"):
         assign_slugs([("doc-a", "a.md"), ("doc-a", "b.md")])
+
+
+def test_a_page_keeps_its_slug_when_a_path_sorting_before_it_takes_the_same_base() -> None:
+    docs = [("doc-b", "docs/guide.md"), ("doc-a", "doc/guide.md")]
+    # doc/guide.md sorts first but is new: the bare slug stays with the page that has it.
+    assert assign_slugs(docs, {"doc-b": "guide"}) == {"doc-b": "guide", "doc-a": "guide-65e0"}
+
+
+def test_a_suffixed_page_keeps_its_suffix_when_the_bare_slug_is_freed() -> None:
+    docs = [("doc-a", "guide.md"), ("doc-c", "pages/guide.md")]
+    # The page that held "guide" is gone; doc-a keeps its URL and the new page takes the free bare slug.
+    assert assign_slugs(docs, {"doc-a": "guide-65e0"}) == {"doc-a": "guide-65e0", "doc-c": "guide"}
+
+
+def test_a_held_slug_is_also_kept_from_a_page_whose_bare_slug_it_is() -> None:
+    docs = [("doc-a", "guide.md"), ("doc-y", "guide-65e0.md")]
+    # sha1("doc-y") starts with f5f5.
+    assert assign_slugs(docs, {"doc-a": "guide-65e0"}) == {"doc-a": "guide-65e0", "doc-y": "guide-65e0-f5f5"}
+
+
+def test_a_held_slug_the_slug_steps_no_longer_give_is_assigned_again() -> None:
+    docs = [("doc-a", "README.MD"), ("doc-b", "docs/_index.md")]
+    held = {"doc-a": "readme-md", "doc-b": "index"}
+    assert assign_slugs(docs, held) == {"doc-a": "readme", "doc-b": "-index"}
+
+
+def test_assignment_with_held_slugs_does_not_depend_on_input_order() -> None:
+    docs = [("doc-b", "docs/Guide.md"), ("doc-a", "guide.md"), ("doc-c", "pages/guide.md")]
+    held = {"doc-a": "guide", "doc-c": "guide-d4b9"}  # sha1("doc-b") starts with add8
+    results = [assign_slugs(list(order), held) for order in itertools.permutations(docs)]
+    assert results[0] == {"doc-a": "guide", "doc-b": "guide-add8", "doc-c": "guide-d4b9"}
+    assert all(result == results[0] for result in results)

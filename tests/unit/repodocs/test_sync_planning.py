@@ -115,7 +115,7 @@ def test_documents_of_another_model_or_kind_are_indexed_again_but_not_replaced(t
     assert plan_documents(tmp_path, rekinded, LIMIT, WordWindowChunker()).counters.indexed_documents == 2
 
 
-def test_slugs_depend_only_on_the_set_of_documents(tmp_path: Path) -> None:
+def test_slugs_do_not_depend_on_the_order_of_the_stored_documents(tmp_path: Path) -> None:
     write(tmp_path, {"docs/guide.md": "# G\n", "guide.md": "# G2\n"})
     stored = states(tmp_path)
     again = plan_documents(tmp_path, list(reversed(stored)), LIMIT, WordWindowChunker())

@@ -64,7 +64,8 @@ def plan_documents(
     present = {file.path for file in discovered.files}
     deleted = [state for state in stored if state.path not in present]
     counters.deleted_documents = len(deleted)
-    slugs = {uuid.UUID(doc_id): slug for doc_id, slug in assign_slugs(kept).items()}
+    held = {str(state.id): state.slug for state in stored}
+    slugs = {uuid.UUID(doc_id): slug for doc_id, slug in assign_slugs(kept, held).items()}
     skipped = [Skipped(s.path, s.reason) for s in discovered.skipped]
     return DocPlan(prepared=prepared, deleted=deleted, slugs=slugs, counters=counters, skipped=skipped)
 

@@ -197,7 +197,8 @@ class SyncPipeline:
             repository.id,
             [(p.id, p.file, p.chunked.title, docs.slugs[p.id]) for p in docs.prepared if p.is_new],
         )
-        # Slugs are assigned over the whole repository: a new or deleted page may move another's suffix.
+        # A document keeps its slug; only one that no longer derives from its path (the slug steps
+        # changed since it was stored) gets a new one.
         current = {state.id: state.slug for state in states}
         moved = {
             doc_id: slug

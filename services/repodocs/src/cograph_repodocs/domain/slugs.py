@@ -4,68 +4,84 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 
 MAX_SLUG_CHARS = 80
 SUFFIX_HEX_CHARS = 4
 STRIPPED_PREFIXES = ("docs/", "doc/", "documentation/", "pages/")
 DROPPED_EXTENSIONS = (".md", ".mdx", ".markdown", ".rst", ".txt")
-EMPTY_SLUG = "page"
 # "Alphanumeric" is Unicode-aware, so a page named 指南.md keeps a readable slug.
 _NON_ALPHANUMERIC_RUN = re.compile(r"[\W_]+")
+_SUFFIX = re.compile(rf"-[0-9a-f]{{{SUFFIX_HEX_CHARS}}}")
 
 
 def slugify(path: str) -> str:
-    """The slug of a document path. Steps 1 and 2 run before lowercasing, as the spec orders them.
-
-    Dashes left at either end by step 4 or step 5 are trimmed, and a path with no
-    alphanumerics at all becomes "page": neither case has a readable URL otherwise.
-    """
+    """The slug of a document path: the spec's five steps, literally and in its order."""
     for prefix in STRIPPED_PREFIXES:  # 1
         if path.startswith(prefix):
             path = path[len(prefix) :]
             break
+    # Step 2 compares extensions case-insensitively, as discovery does: README.MD is markdown.
     for extension in DROPPED_EXTENSIONS:  # 2
-        if path.endswith(extension):
+        # The one deviation: a path that step 1 left as nothing but the extension (docs/.md)
+        # keeps it, because an empty slug is no URL.
+        if path.lower().endswith(extension) and len(path) > len(extension):
             path = path[: -len(extension)]
             break
     slug = path.lower()  # 3
-    slug = _NON_ALPHANUMERIC_RUN.sub("-", slug).strip("-")  # 4
-    slug = slug[:MAX_SLUG_CHARS].rstrip("-")  # 5
-    return slug or EMPTY_SLUG
+    slug = _NON_ALPHANUMERIC_RUN.sub("-", slug)  # 4
+    return slug[:MAX_SLUG_CHARS]  # 5
 
 
-def assign_slugs(docs: list[tuple[str, str]]) -> dict[str, str]:
+def assign_slugs(docs: list[tuple[str, str]], held: Mapping[str, str] | None = None) -> dict[str, str]:
     """Map each (document_id, path) to a slug unique within `docs`.
 
-    Among documents sharing a slug, the one with the smallest (path, id) keeps it
-    bare and the others get `-` plus 4 hex characters of sha1(document_id). The
-    result depends only on the set of documents, never on their order.
+    `held` is the slug each document already has (document_id -> slug). A document keeps
+    it while it still derives from its path, so adding or deleting a page never moves
+    another page's URL. The others, in (path, id) order, take their bare slug if it is
+    free and otherwise `-` plus 4 hex characters of sha1(document_id). The result
+    depends only on `docs` and `held`, never on their order.
     """
     ids = [document_id for document_id, _ in docs]
     if len(set(ids)) != len(ids):
         raise ValueError("document ids must be unique")
+    held = held or {}
     ordered = sorted(docs, key=lambda doc: (doc[1], doc[0]))
     bases = {document_id: slugify(path) for document_id, path in ordered}
 
     assigned: dict[str, str] = {}
-    # Every bare slug is reserved first, so a suffixed slug can never take one.
-    taken: set[str] = set(bases.values())
-    claimed_bare: set[str] = set()
+    used: set[str] = set()
     for document_id, _ in ordered:
-        base = bases[document_id]
-        if base not in claimed_bare:
-            claimed_bare.add(base)
-            assigned[document_id] = base
+        slug = held.get(document_id)
+        if slug is not None and slug not in used and _derives_from(slug, bases[document_id]):
+            assigned[document_id] = slug
+            used.add(slug)
+    # Every bare slug is reserved as well, so a suffixed slug can never take one.
+    taken = set(bases.values()) | used
+    for document_id, _ in ordered:
+        if document_id in assigned:
             continue
-        slug = _suffixed(base, document_id, taken)
+        base = bases[document_id]
+        slug = base if base not in used else _suffixed(base, document_id, taken)
+        used.add(slug)
         taken.add(slug)
         assigned[document_id] = slug
     return assigned
 
 
-def _suffixed(base: str, document_id: str, taken: set[str]) -> str:
+def _stem(base: str) -> str:
     # The base is shortened so that the suffixed slug still fits in 80 characters.
-    stem = base[: MAX_SLUG_CHARS - SUFFIX_HEX_CHARS - 1].rstrip("-") or EMPTY_SLUG
+    return base[: MAX_SLUG_CHARS - SUFFIX_HEX_CHARS - 1]
+
+
+def _derives_from(slug: str, base: str) -> bool:
+    """Whether `slug` is `base` or a suffixed form of it; not so once the slug steps changed."""
+    stem = _stem(base)
+    return slug == base or (slug.startswith(stem) and _SUFFIX.fullmatch(slug[len(stem) :]) is not None)
+
+
+def _suffixed(base: str, document_id: str, taken: set[str]) -> str:
+    stem = _stem(base)
     attempt = 0
     while True:
         # Attempt 0 is the documented sha1(document_id); later ones only break a

@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 
+import asyncpg
 import grpc
 import msgspec
 import pytest
@@ -284,3 +285,52 @@ async def test_a_stopping_worker_drains_then_records_what_it_cut_off(
     else:
         assert ran.status == "error"
         assert ran.error == "the worker stopped before the job finished (1 of 3 done); retry it"
+
+
+async def test_a_job_that_outlives_a_lost_database_connection_still_succeeds(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """The database goes away for a few beats while a job runs: those beats fail, the heart keeps
+    going once it is back, the sweep finds the job alive, and it ends a success."""
+    await service.host.stop()  # its in-process worker must not take the job
+    settings = msgspec.structs.replace(
+        service.settings.collections, heartbeat_seconds=0.2, stale_after_seconds=1.5
+    )
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    name = await pool.fetchval("SELECT current_database()")
+    admin = await asyncpg.connect(database, database="postgres")  # another database: it stays up
+    watcher = await connect(database)  # spared by the outage, to watch the job
+
+    async def outlives(job: object, report: Callable[[int, int], Awaitable[None]]) -> None:
+        await asyncio.sleep(0.5)
+        # An outage: the worker's connections are cut and new ones refused for a few beats.
+        await admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+        cut = await admin.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND pid <> $2",
+            name,
+            watcher.get_server_pid(),
+        )
+        assert cut > 0
+        await asyncio.sleep(0.7)
+        await admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+        await asyncio.sleep(2.0)  # with the outage, longer than stale_after_seconds: beats keep it alive
+        await report(1, 1)
+
+    try:
+        async with pool.acquire() as connection:
+            job_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.RESOLVE_LINKS)
+        worker = Worker(pool, database, {Kind.RESOLVE_LINKS: outlives}, settings)
+        await worker.start()
+        for _ in range(100):
+            job = await watcher.fetchrow(
+                "SELECT status, error FROM collections.md_jobs WHERE id = $1", job_id
+            )
+            if job["status"] in ("success", "error"):
+                break
+            await asyncio.sleep(0.1)
+        await worker.stop()
+    finally:
+        await watcher.close()
+        await admin.close()
+        await pool.close()
+    assert (job["status"], job["error"]) == ("success", None)

@@ -3,14 +3,20 @@ separate broker that could lose it. Workers claim with SKIP LOCKED and wake on N
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import enum
+import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
+import asyncpg
 import msgspec
 
 from cograph_db import Connection, Queries
+
+log = logging.getLogger(__name__)
 
 SQL = Queries.load("cograph_collections.sql", "jobs.sql")
 CHANNEL = "md_jobs"
@@ -135,3 +141,18 @@ class JobStore:
     async def queued(self) -> int:
         count: int = await self._db.fetchval(SQL.count_queued)
         return count
+
+
+async def beat(
+    pool: asyncpg.Pool[Any], job_id: uuid.UUID, seconds: float, progress: Callable[[], tuple[int, int]]
+) -> None:
+    """Record that a running job is alive, with its progress (done, total), every `seconds` until
+    cancelled. A failed beat is logged and the next one tried: a moment without the database must
+    not stop the heart of a job that is still working, or the sweep would fail it."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            async with pool.acquire() as connection:
+                await JobStore(connection).heartbeat(job_id, *progress())
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            log.warning("heartbeat of job %s failed", job_id, exc_info=True)

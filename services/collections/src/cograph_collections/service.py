@@ -18,7 +18,7 @@ from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import DocumentStore, PreparedDocument
 from cograph_collections.embedding import ChunkEmbedder, Progress
 from cograph_collections.ingest import Ingestor, Outcome, State, Upload
-from cograph_collections.jobs import Claimed, Job, JobStore, Kind
+from cograph_collections.jobs import Claimed, Job, JobStore, Kind, beat
 from cograph_collections.markdown import parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
 from cograph_embeddings import EmbeddingProvider
@@ -59,7 +59,9 @@ class Collections:
             job_id = await JobStore(connection).start_inline(collection_id, Kind.UPLOAD, requested_by)
         # The upload runs here, not in a worker: it beats like a worker's job, or a long batch
         # would be swept as a dead one while it is still being written.
-        beating = asyncio.create_task(self._beat(job_id, len(uploads)))
+        beating = asyncio.create_task(
+            beat(self._pool, job_id, self._heartbeat_seconds, lambda: (0, len(uploads)))
+        )
         try:
             outcomes = await self._ingestor.ingest(collection_id, uploads)
         except BaseException as error:
@@ -76,12 +78,6 @@ class Collections:
                 await jobs.enqueue(collection_id, Kind.EMBED, requested_by=requested_by)
                 await jobs.enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
         return outcomes, job_id
-
-    async def _beat(self, job_id: uuid.UUID, total: int) -> None:
-        while True:
-            await asyncio.sleep(self._heartbeat_seconds)
-            async with self._pool.acquire() as connection:
-                await JobStore(connection).heartbeat(job_id, 0, total)
 
     async def delete_document(
         self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str

@@ -20,7 +20,7 @@ from typing import Any
 import asyncpg
 from prometheus_client import Gauge, Histogram
 
-from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind
+from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind, beat
 from cograph_settings import CollectionsSettings
 
 log = logging.getLogger(__name__)
@@ -128,13 +128,14 @@ class Worker:
         async def report(done: int, total: int) -> None:
             progress.update(done=done, total=total)
 
-        async def beat() -> None:
-            while True:
-                await asyncio.sleep(self._settings.heartbeat_seconds)
-                async with self._pool.acquire() as connection:
-                    await JobStore(connection).heartbeat(job.id, progress["done"], progress["total"])
-
-        heart = asyncio.create_task(beat())
+        heart = asyncio.create_task(
+            beat(
+                self._pool,
+                job.id,
+                self._settings.heartbeat_seconds,
+                lambda: (progress["done"], progress["total"]),
+            )
+        )
         error: str | None = None
         cut_off = False
         try:

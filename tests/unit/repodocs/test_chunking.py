@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ def words(start: int, stop: int) -> list[str]:
 
 def test_defaults_are_the_spec_values() -> None:
     assert (CHUNKER.max_words, CHUNKER.overlap_words) == (512, 64)
+    assert (CHUNKER.max_chars, CHUNKER.overlap_chars) == (8000, 800)
 
 
 def test_a_1200_word_section_gives_windows_at_0_448_896() -> None:
@@ -160,6 +163,50 @@ def test_blank_documents_have_no_chunks() -> None:
 def test_smaller_parameters() -> None:
     chunker = WordWindowChunker(max_words=4, overlap_words=1)
     assert chunker.windows("a b c d e f g h i j") == ["a b c d", "d e f g", "g h i j"]
+
+
+def test_minified_json_is_cut_into_bounded_overlapping_windows_that_cover_it() -> None:
+    # One 900 KB "word": as a single chunk its tsvector would pass PostgreSQL's 1 MiB limit.
+    text = "[" + ",".join(f'{{"id":"{i:08d}","name":"user-{i}"}}' for i in range(25_000)) + "]"
+
+    chunks = CHUNKER.chunk("examples/users.json", text).chunks
+
+    assert [len(c.text) for c in chunks[:-1]] == [8000] * (len(chunks) - 1)
+    assert 800 < len(chunks[-1].text) <= 8000
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    # Each window repeats the previous one's last 800 characters, and together they are the text.
+    assert all(a.text[-800:] == b.text[:800] for a, b in itertools.pairwise(chunks))
+    assert chunks[0].text + "".join(c.text[800:] for c in chunks[1:]) == text
+
+
+def test_an_over_long_word_among_many_is_cut_inside_its_word_window() -> None:
+    chunker = WordWindowChunker(max_words=4, overlap_words=1, max_chars=10, overlap_chars=2)
+    assert chunker.windows("a b c d e ABCDEFGHIJKLMNOP f") == [
+        "a b c d",
+        "d e ABCDEF",
+        "EFGHIJKLMN",
+        "MNOP f",
+    ]
+
+
+def test_a_section_that_fits_in_words_but_not_in_characters_is_cut_too() -> None:
+    chunker = WordWindowChunker(max_chars=10, overlap_chars=3)
+    assert chunker.windows("0123456789abcdef") == ["0123456789", "789abcdef"]
+
+
+def test_a_heading_that_is_a_whole_minified_line_is_cut_in_the_heading_path() -> None:
+    # Every chunk of the section repeats the heading path, and PostgreSQL indexes it with the text.
+    heading = ",".join(f"{i:04d}" for i in range(20_000))
+    chunks = CHUNKER.chunk("docs/data.md", f"# {heading}\n\ntext\n").chunks
+
+    assert len(chunks) > 10
+    assert {tuple(c.heading_path) for c in chunks} == {(heading[:199] + "…",)}
+
+
+@pytest.mark.parametrize(("max_chars", "overlap_chars"), [(0, 0), (10, 10), (10, -1)])
+def test_invalid_character_parameters_are_rejected(max_chars: int, overlap_chars: int) -> None:
+    with pytest.raises(ValueError, match="max_chars"):
+        WordWindowChunker(max_chars=max_chars, overlap_chars=overlap_chars)
 
 
 @pytest.mark.parametrize(("max_words", "overlap_words"), [(0, 0), (10, 10), (10, -1)])

@@ -259,6 +259,27 @@ def test_walk_does_not_follow_symlinks_out_of_the_checkout(tmp_path: Path) -> No
     ]
 
 
+def test_walk_does_not_follow_symlinks_into_git_or_excluded_directories(tmp_path: Path) -> None:
+    # .git/config can hold the clone URL's credentials; node_modules is not the repository's prose.
+    write(tmp_path, ".git/config", "[remote]\n\turl = https://user:token@example.com/r.git\n")
+    write(tmp_path, "node_modules/pkg/README.md", "# vendored\n")
+    write(tmp_path, "docs/real.md", "real")
+    write(tmp_path, "sub/.git", "gitdir: ../.git/modules/sub\n")
+    (tmp_path / "notes.md").symlink_to(".git/config")
+    (tmp_path / "vendored.md").symlink_to("node_modules/pkg/README.md")
+    (tmp_path / "submodule.md").symlink_to("sub/.git")
+    (tmp_path / "alias.md").symlink_to("docs/real.md")
+
+    result = walk(tmp_path, max_file_bytes=1000)
+
+    assert [f.path for f in result.files] == ["alias.md", "docs/real.md"]
+    assert result.skipped == [
+        SkippedFile(path="notes.md", reason="symlink points into .git, which is not indexed"),
+        SkippedFile(path="submodule.md", reason="symlink points into .git, which is not indexed"),
+        SkippedFile(path="vendored.md", reason="symlink points into node_modules, which is not indexed"),
+    ]
+
+
 def test_walk_records_unreadable_and_special_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     os.mkfifo(tmp_path / "pipe.md")  # reading it would block forever
     write(tmp_path, "private.md", "x")

@@ -24,6 +24,14 @@ def checkout(tmp_path: Path) -> Path:
     (tmp_path / "outside.py").write_text("secret\n")
     (root / "pkg" / "outside.py").symlink_to(tmp_path / "outside.py")
     (root / "pkg" / "dangling.py").symlink_to(root / "pkg" / "nothing.py")
+    (root / "pkg" / "loop.py").symlink_to(root / "pkg" / "loop.py")
+    # .git/config can hold the clone URL's credentials.
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[remote]\n\turl = https://user:token@example.com/r.git\n")
+    (root / "pkg" / "settings.py").symlink_to("../.git/config")
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "index.js").write_text("module.exports = {}\n")
+    (root / "pkg" / "vendored.js").symlink_to("../node_modules/pkg/index.js")
     return root
 
 
@@ -54,6 +62,12 @@ def test_ranges_default_clamp_and_keep_newlines(checkout: Path) -> None:
         ("pkg/missing.py", NotFound, "does not exist"),
         ("pkg/dangling.py", NotFound, "is not a file"),
         ("pkg/big.js", InvalidArgument, "larger than the 1000-byte limit"),
+        ("pkg/settings.py", InvalidArgument, "is a symlink into .git, which cannot be read"),
+        ("pkg/vendored.js", InvalidArgument, "is a symlink into node_modules, which cannot be read"),
+        ("pkg/loop.py", InvalidArgument, "is a symlink loop"),
+        pytest.param(
+            "pkg/" + "x" * 5000 + ".py", InvalidArgument, "too long for the file system", id="5000-characters"
+        ),
     ],
 )
 def test_refusals_on_disk(checkout: Path, path: str, error: type[Exception], message: str) -> None:

@@ -141,6 +141,30 @@ def test_a_symbol_carries_its_signature_line_and_file() -> None:
     assert symbols["DEFAULT_TIMEOUT"].signature == "DEFAULT_TIMEOUT: float = 2.5"
 
 
+def test_a_minified_bundle_gives_each_symbol_its_own_short_signature() -> None:
+    # One 70 KB line: a signature that is "the line" would store the whole bundle per function.
+    bundle = "".join(f"function fn{i}(a,b){{return a+b+{i}}}" for i in range(2000))
+    bundle += "var add=function(x,y){return x+y};const K=[" + ",".join(map(str, range(500))) + "];"
+    bundle += "class Queue{push(item){this.items.push(item)}}"
+
+    symbols = {s.qualified_name: s for s in extract_symbols("public/js/app.min.js", bundle)}
+
+    assert len(symbols) == 2000 + 4
+    assert symbols["public.js.app.min.fn0"].signature == "function fn0(a,b)"
+    assert symbols["public.js.app.min.fn1999"].signature == "function fn1999(a,b)"
+    assert symbols["public.js.app.min.add"].signature == "add=function(x,y)"
+    assert symbols["public.js.app.min.Queue"].signature == "class Queue"
+    assert symbols["public.js.app.min.Queue.push"].signature == "push(item)"
+    # A value without a body is cut before 200 characters, between two elements, and marked.
+    assert symbols["public.js.app.min.K"].signature == "K=[" + ",".join(map(str, range(69))) + "…"
+
+
+def test_a_long_declaration_line_is_cut_after_its_name_at_a_boundary() -> None:
+    parameters = ", ".join(f"argument_{i}: int" for i in range(20))
+    [symbol] = extract_symbols("a.py", f"def handle({parameters}) -> None:\n    pass\n")
+    assert symbol.signature == "def handle(" + ", ".join(f"argument_{i}: int" for i in range(11)) + "…"
+
+
 GO = """\
 // Package server serves HTTP.
 package server

@@ -57,6 +57,10 @@ def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeSc
                 # A link would index the same code twice, or code from outside the checkout.
                 skipped.append(Skipped(relative, "not parsed for symbols: a symlink"))
                 continue
+            if not path.is_file():
+                # Opening a FIFO would block the sync forever.
+                skipped.append(Skipped(relative, "not parsed for symbols: not a regular file"))
+                continue
             with path.open("rb") as handle:
                 data = handle.read(max_file_bytes + 1)
         except OSError as error:

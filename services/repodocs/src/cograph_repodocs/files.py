@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path, PurePosixPath
 
 import msgspec
 
 from cograph_grpc import InvalidArgument, NotFound
+from cograph_repodocs.domain.discovery import excluded_by
 from cograph_repodocs.domain.symbols import Language, language_for_path
 
 READABLE = ".py, .go, .ts, .tsx, .js, .jsx, .mjs, .cjs"
@@ -47,20 +49,14 @@ def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_b
         raise InvalidArgument("line numbers are 1-based; 0 means the first or the last line")
     if start_line and end_line and start_line > end_line:
         raise InvalidArgument(f"start_line ({start_line}) is after end_line ({end_line})")
-    root = root.resolve()
-    target = root / relative
-    if not target.exists() and not target.is_symlink():
-        raise NotFound(f"{relative} does not exist in the checkout")
-    resolved = target.resolve()
-    # A symlink may point anywhere on the host; only what lies inside the checkout is readable.
-    if not resolved.is_relative_to(root):
-        raise InvalidArgument(f"{relative} is a symlink to a file outside the checkout")
-    if not resolved.is_file():
-        raise NotFound(f"{relative} is not a file in the checkout")
-    with resolved.open("rb") as handle:
-        data = handle.read(max_file_bytes + 1)
-    if len(data) > max_file_bytes:
-        raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
+    try:
+        data = _read_checkout_file(root.resolve(), relative, max_file_bytes)
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise InvalidArgument(
+                f"the path is too long for the file system ({len(relative)} characters)"
+            ) from None
+        raise
     lines = split_lines(data.decode(errors="replace"))
     total = len(lines)
     if total == 0:
@@ -79,6 +75,30 @@ def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_b
         total_lines=total,
         content="".join(lines[first - 1 : last]),
     )
+
+
+def _read_checkout_file(root: Path, relative: str, max_file_bytes: int) -> bytes:
+    target = root / relative
+    if not target.exists() and not target.is_symlink():
+        raise NotFound(f"{relative} does not exist in the checkout")
+    try:
+        resolved = target.resolve()
+    except RuntimeError:  # Python 3.11 reports a symlink loop this way
+        raise InvalidArgument(f"{relative} is a symlink loop") from None
+    # A symlink may point anywhere on the host; only what lies inside the checkout is readable.
+    if not resolved.is_relative_to(root):
+        raise InvalidArgument(f"{relative} is a symlink to a file outside the checkout")
+    # Nor into .git (its config can hold credentials) or an excluded directory, as discovery.
+    hidden = excluded_by(resolved.relative_to(root).as_posix()) if resolved != target else None
+    if hidden is not None:
+        raise InvalidArgument(f"{relative} is a symlink into {hidden}, which cannot be read")
+    if not resolved.is_file():
+        raise NotFound(f"{relative} is not a file in the checkout")
+    with resolved.open("rb") as handle:
+        data = handle.read(max_file_bytes + 1)
+    if len(data) > max_file_bytes:
+        raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
+    return data
 
 
 def split_lines(text: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import traceback
 import uuid
 from typing import Any
 
@@ -159,4 +160,18 @@ def describe(error: Exception) -> str:
         return str(error)
     if isinstance(error, asyncpg.PostgresError):
         return f"database error: {error}"
+    if not str(error):
+        # A timeout says nothing by itself: where it struck is the only clue left.
+        return f"{type(error).__name__} (no message) in {raised_in(error)}"
     return f"{type(error).__name__}: {error}"
+
+
+def raised_in(error: Exception) -> str:
+    """The innermost function of this service that the error went through (else the innermost
+    at all), as module.function: what the sync was doing when it failed."""
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    if not frames:
+        return "an unknown place"
+    ours = [f for f in frames if str(f.f_globals.get("__name__", "")).startswith(f"{__package__}.")]
+    frame = (ours or frames)[-1]
+    return f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}"

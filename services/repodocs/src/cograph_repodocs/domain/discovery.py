@@ -97,6 +97,15 @@ def is_excluded_dir(name: str) -> bool:
     return name.startswith(".") or name in EXCLUDED_DIRS
 
 
+def excluded_by(path: str) -> str | None:
+    """What keeps `path` (POSIX, relative to the checkout root) out of the index: a `.git`
+    (the directory, or the file a worktree or submodule has) or an excluded directory on it."""
+    parts = PurePosixPath(path).parts
+    if parts and parts[-1] == ".git":
+        return ".git"
+    return next((d for d in parts[:-1] if is_excluded_dir(d)), None)
+
+
 def classify(path: str) -> DocumentKind | None:
     """The kind of the file at `path` (POSIX, relative to the checkout root), or None if not ingested."""
     pure = PurePosixPath(path)
@@ -104,7 +113,7 @@ def classify(path: str) -> DocumentKind | None:
     if not parts or pure.is_absolute() or ".." in parts:
         return None
     directories, name = parts[:-1], parts[-1]
-    if any(is_excluded_dir(d) for d in directories):
+    if excluded_by(path) is not None:
         return None
     # Extensions are compared case-insensitively: README.MD is still markdown.
     suffix = pure.suffix.lower()
@@ -195,6 +204,10 @@ def _read(
                 return skip("symlink loop")
             if not target.is_relative_to(root):
                 return skip("symlink points outside the checkout")
+            # The link is followed only where the walk itself would go: never into .git or node_modules.
+            hidden = excluded_by(_relative(root, target))
+            if hidden is not None:
+                return skip(f"symlink points into {hidden}, which is not indexed")
             if not target.is_file():
                 return skip("symlink target is missing or not a regular file")
         elif not path.is_file():

@@ -47,7 +47,8 @@ class Symbol(msgspec.Struct, frozen=True, kw_only=True):
     end_line: int
     """1-based, inclusive."""
     signature: str
-    """The declaration's line that holds its name, trimmed."""
+    """The declaration's line that holds its name, trimmed; a line over `SIGNATURE_MAX_CHARS`
+    (minified code) is cut to the declaration's head, marked with an ellipsis."""
 
 
 _EXTENSIONS = {
@@ -71,6 +72,10 @@ _GRAMMARS: dict[str, Callable[[], object]] = {
     ".mjs": tree_sitter_javascript.language,
     ".cjs": tree_sitter_javascript.language,
 }
+# A minified bundle is one line: without a cap every symbol would store, and embed, the whole file.
+SIGNATURE_MAX_CHARS = 200
+# Where a cut signature may end: before a space or a punctuation mark, never inside a word.
+_SIGNATURE_BOUNDARY = re.compile(r"[\s,;:(){}\[\]=]")
 _UPPER_CASE = re.compile(r"_*[A-Z][A-Z0-9_]*")
 _TYPE_PARAMETER = re.compile(r"^(?:typing\.|typing_extensions\.)?(?:TypeVar|ParamSpec|TypeVarTuple)\(")
 
@@ -92,7 +97,8 @@ def extract_symbols(path: str, source: str | bytes) -> list[Symbol]:
         return []
     data = source.encode() if isinstance(source, str) else source
     root = Parser(_grammar(suffix)).parse(data).root_node
-    lines = data.decode(errors="replace").split("\n")
+    # Bytes, as tree-sitter's columns count bytes.
+    lines = data.split(b"\n")
     collect = _Collector(path=path, language=language, lines=lines)
     if language is Language.PYTHON:
         collect.python(root, module_path(path, language))
@@ -117,6 +123,25 @@ def module_path(path: str, language: Language) -> str:
     return ".".join(parts)
 
 
+def _shorten(text: str, name_end: int) -> str:
+    """`text` cut at the last boundary before `SIGNATURE_MAX_CHARS` (the name, ending at
+    `name_end`, is always kept), with an ellipsis; `text` itself when it is short enough."""
+    if len(text) <= SIGNATURE_MAX_CHARS:
+        return text
+    limit = max(SIGNATURE_MAX_CHARS, name_end)
+    cut = max((m.start() for m in _SIGNATURE_BOUNDARY.finditer(text, name_end, limit)), default=limit)
+    return text[:cut].rstrip(" \t,;") + "…"
+
+
+def _function_body(declaration: Node) -> Node | None:
+    """The body of a function, class or method declaration, or of the function a variable holds."""
+    body = declaration.child_by_field_name("body")
+    if body is None:
+        value = declaration.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+    return body
+
+
 def _join(*parts: str) -> str:
     return ".".join(part for part in parts if part)
 
@@ -126,7 +151,7 @@ def _text(node: Node | None) -> str:
 
 
 class _Collector:
-    def __init__(self, *, path: str, language: Language, lines: list[str]) -> None:
+    def __init__(self, *, path: str, language: Language, lines: list[bytes]) -> None:
         self.path = path
         self.language = language
         self.lines = lines
@@ -145,9 +170,32 @@ class _Collector:
                 path=self.path,
                 start_line=span.start_point[0] + 1,
                 end_line=span.end_point[0] + 1,
-                signature=self.lines[name_node.start_point[0]].strip(),
+                signature=self._signature(name_node),
             )
         )
+
+    def _signature(self, name: Node) -> str:
+        row, name_column = name.start_point
+        line = self.lines[row]
+        whole = line.decode(errors="replace").strip()
+        if len(whole) <= SIGNATURE_MAX_CHARS:
+            return whole
+        # A long line: from the start of the name's own declaration to its body's start.
+        declaration = name.parent
+        start, end = 0, len(line)
+        if declaration is not None:
+            if (
+                declaration.start_point[0] == row
+                and name_column - declaration.start_point[1] <= SIGNATURE_MAX_CHARS
+            ):
+                start = declaration.start_point[1]
+            body = _function_body(declaration)
+            if body is not None and body.start_point[0] == row:
+                end = body.start_point[1]
+        head = line[start:end].decode(errors="replace")
+        name_end = len(line[start : name.end_point[1]].decode(errors="replace"))
+        indent = len(head) - len(head.lstrip())
+        return _shorten(head.strip(), name_end - indent)
 
     # Python: module-level functions and UPPER_CASE constants, classes (nested too) and their methods.
     def python(self, block: Node, scope: str, *, in_class: bool = False) -> None:

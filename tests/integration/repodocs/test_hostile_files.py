@@ -1,0 +1,148 @@
+"""Files a repository may hold that must neither break a sync nor leak: minified JSON and JS,
+symlinks into .git or excluded directories, a FIFO, and a path too long for the file system."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import uuid
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc import aio
+from integration.repodocs.helpers import GitRepo, Running
+
+from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+
+# Longer than a sync of these small repositories takes, far shorter than the helpers' deadline.
+QUICK_SYNC_SECONDS = 60.0
+
+
+async def test_a_minified_json_file_is_indexed_and_later_syncs_still_succeed(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    # One 0.9 MB "word": as a single chunk, its tsvector would pass PostgreSQL's 1 MiB limit.
+    ids = random.Random(7)
+    users = json.dumps(
+        [{"id": str(uuid.UUID(int=ids.getrandbits(128))), "name": f"user-{i}"} for i in range(14_000)],
+        separators=(",", ":"),
+    )
+    # The same line as a markdown heading: every chunk of its section repeats it in its heading path.
+    origin.commit(
+        "examples", {"README.md": "# Root\n", "examples/users.json": users, "docs/users.md": f"# {users}\n"}
+    )
+    repository = await service.register("minjson", clone_url=str(origin.root))
+
+    first = await service.sync(repository.id)
+    assert first.status == pb.SYNC_STATUS_SUCCESS, first.error
+    documents = await service.documents(repository.id)
+    assert sorted(documents) == ["README.md", "docs/users.md", "examples/users.json"]
+    assert documents["examples/users.json"].chunk_count > 100
+    assert documents["docs/users.md"].chunk_count > 100
+
+    origin.commit("a page", {"docs/new.md": "# New page\n"})
+    second = await service.sync(repository.id)
+    assert second.status == pb.SYNC_STATUS_SUCCESS, second.error
+    assert sorted(await service.documents(repository.id)) == [
+        "README.md",
+        "docs/new.md",
+        "docs/users.md",
+        "examples/users.json",
+    ]
+
+
+async def test_each_function_of_a_minified_bundle_has_its_own_short_signature(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    bundle = "".join(f"function fn{i}(a,b){{return a+b+{i}}}" for i in range(300))
+    origin.commit("bundle", {"README.md": "# Root\n", "public/js/app.min.js": bundle + "\n"})
+    repository = await service.register("minjs", clone_url=str(origin.root))
+
+    sync = await service.sync(repository.id)
+
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    assert sync.code_nodes == 300
+    found = await service.stub.SearchCode(
+        pb.SearchCodeRequest(
+            repository_ids=[repository.id], query="fn7", limit=5, dense_weight=0, text_weight=1
+        )
+    )
+    best = found.hits[0].node
+    assert (best.qualified_name, best.signature) == ("public.js.app.min.fn7", "function fn7(a,b)")
+    # Only its own declaration: the other 299 names are not in its signature.
+    assert len(found.hits) == 1
+
+
+async def test_symlinks_into_git_or_excluded_directories_are_neither_indexed_nor_readable(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.write({"node_modules/pkg/README.md": "# vendored readme\n"})
+    # Committed links: in the clone, .git/config holds the origin URL (and any credentials in it).
+    os.symlink(".git/config", origin.root / "notes.md")
+    os.symlink(".git/config", origin.root / "settings.py")
+    os.symlink("node_modules/pkg/README.md", origin.root / "vendored.md")
+    origin.commit("links", {"README.md": "# Root\n"})
+    repository = await service.register("links", clone_url=str(origin.root))
+
+    sync = await service.sync(repository.id)
+
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    assert sorted(await service.documents(repository.id)) == ["README.md"]
+    assert [(s.path, s.reason) for s in sync.skipped] == [
+        ("notes.md", "symlink points into .git, which is not indexed"),
+        ("settings.py", "not parsed for symbols: a symlink"),
+        ("vendored.md", "symlink points into node_modules, which is not indexed"),
+    ]
+    with pytest.raises(aio.AioRpcError) as error:
+        await service.stub.ReadFileRange(
+            pb.ReadFileRangeRequest(repository_id=repository.id, path="settings.py")
+        )
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "is a symlink into .git, which cannot be read" in (error.value.details() or "")
+
+
+async def test_a_path_too_long_for_the_file_system_is_an_invalid_argument(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("code", {"pkg/app.py": "def run():\n    pass\n"})
+    repository = await service.register("long", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+
+    with pytest.raises(aio.AioRpcError) as error:
+        await service.stub.ReadFileRange(
+            pb.ReadFileRangeRequest(repository_id=repository.id, path="pkg/" + "x" * 5000 + ".py")
+        )
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "too long for the file system" in (error.value.details() or "")
+
+
+async def test_a_fifo_among_the_source_files_is_skipped_not_waited_on(
+    service: Running, tmp_path: Path
+) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "README.md").write_text("# Root\n")
+    (root / "app.py").write_text("def run():\n    pass\n")
+    os.mkfifo(root / "pipe.py")  # opening it for reading blocks until a writer comes
+    repository = await service.register("fifo", checkout_path=str(root))
+
+    try:
+        sync = await asyncio.wait_for(service.sync(repository.id), QUICK_SYNC_SECONDS)
+    finally:
+        # Should a reader be stuck on the FIFO, let it go, so the test process can end.
+        with contextlib.suppress(OSError):
+            os.close(os.open(root / "pipe.py", os.O_WRONLY | os.O_NONBLOCK))
+
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    assert sync.code_nodes == 1
+    assert [(s.path, s.reason) for s in sync.skipped] == [
+        ("pipe.py", "not parsed for symbols: not a regular file")
+    ]

@@ -275,7 +275,7 @@ def test_every_container_has_probes_and_resources(rendered: dict[str, list[Obj]]
             assert probe in container, f"{name} has no {probe}"
             kinds |= {kind for kind in ("grpc", "httpGet") if kind in container[probe]}
         # Liveness never depends on another service: it asks /healthz, which only says the
-        # process answers (readiness covers the database and the services it calls).
+        # process answers (readiness covers the process's own database, migrations and model).
         assert container["livenessProbe"].get("httpGet", {}).get("path") == "/healthz", name
         readiness = container["readinessProbe"]
         if name == "gateway":

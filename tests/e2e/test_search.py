@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
 import grpc
+import httpx
 import msgspec
 import pytest
 from grpc import aio
@@ -22,7 +24,7 @@ from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_cli.runtime import System
 from cograph_embeddings.openai import OpenAIProvider
-from cograph_grpc import open_channel
+from cograph_grpc import check_health, open_channel
 from cograph_search.app import create_service as create_search_service
 
 CONFIG_PY = '''"""Configuration loading."""
@@ -320,6 +322,39 @@ async def test_a_query_the_model_cannot_embed_is_answered_by_full_text(
             failures[0].message
         )
     assert elapsed < 3.0  # two searches, each bounded by the embedding deadline
+
+
+async def test_a_down_embedding_endpoint_is_reported_but_leaves_search_ready(system: System) -> None:
+    """With the dimension configured the provider never needs the endpoint to start, so only a
+    real call shows it is down; search still answers (full text), so it stays ready and says why."""
+    with socket.socket() as sock:  # a port nothing listens on: the endpoint refuses connections
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    provider = OpenAIProvider(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="remote",
+        api_key="",
+        batch_size=8,
+        timeout_seconds=30,
+        dimensions=8,
+    )
+    host = await create_search_service(system.settings, provider)
+    await host.start("127.0.0.1", 0, 0)
+    channel = open_channel(f"127.0.0.1:{host.grpc.port}", system.settings.grpc)
+    try:
+        async with httpx.AsyncClient() as client:
+            response = await client.get(f"http://127.0.0.1:{host.http.port}/readyz")
+        health = await check_health(channel)
+    finally:
+        await channel.close(None)
+        await host.stop()
+        await provider.close()
+    assert response.status_code == 200
+    report = response.json()
+    assert (report["status"], report["checks"]) == ("ready", {})
+    assert "/v1/embeddings is unreachable" in report["dependencies"]["embedding"]
+    assert (report["dependencies"]["collections"], report["dependencies"]["repodocs"]) == ("ok", "ok")
+    assert health == "SERVING"
 
 
 async def test_malformed_scope_ids_are_refused_not_reported_as_store_failures(stubs: Stubs) -> None:

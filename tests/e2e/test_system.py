@@ -17,7 +17,8 @@ async def test_gateway_reports_every_service_ready(gateway: httpx.AsyncClient) -
     assert response.json() == {
         "service": "gateway",
         "status": "ready",
-        "checks": {"collections": "ok", "repodocs": "ok", "search": "ok"},
+        "checks": {},
+        "dependencies": {"collections": "ok", "repodocs": "ok", "search": "ok"},
     }
     assert (await gateway.get("/healthz")).json() == {"status": "ok", "service": "gateway"}
 
@@ -37,25 +38,55 @@ async def test_store_readiness_checks_its_database(system: System) -> None:
         port = system.hosts[name].http.port
         async with httpx.AsyncClient() as client:
             report = (await client.get(f"http://127.0.0.1:{port}/readyz")).json()
-        assert report == {"service": name, "status": "ready", "checks": {"database": "ok"}}
+        assert report == {
+            "service": name,
+            "status": "ready",
+            "checks": {"database": "ok"},
+            "dependencies": {},
+        }
 
 
-async def test_readiness_fails_and_names_the_service_that_stopped(
-    system: System, gateway: httpx.AsyncClient
+async def test_search_is_ready_once_its_own_model_is_and_reports_the_stores(system: System) -> None:
+    async with httpx.AsyncClient() as client:
+        report = (await client.get(f"http://127.0.0.1:{system.hosts['search'].http.port}/readyz")).json()
+    assert report == {
+        "service": "search",
+        "status": "ready",
+        "checks": {"embedding": "ok"},  # the in-process model: loaded
+        "dependencies": {"collections": "ok", "repodocs": "ok"},
+    }
+
+
+async def test_a_stopped_store_is_named_but_makes_no_other_service_unready(
+    system: System, gateway: httpx.AsyncClient, auth: dict[str, dict[str, str]]
 ) -> None:
+    """repodocs restarting (one replica, Recreate) must not take the gateway or search out of
+    their Services: the probe stays ready, the body names what is down, collections still answer."""
     await system.hosts.pop("repodocs").stop()
     response = await gateway.get("/readyz")
-    assert response.status_code == 503
+    assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "not_ready"
-    assert body["checks"]["collections"] == "ok"
-    assert body["checks"]["search"] == "ok"
-    assert body["checks"]["repodocs"] != "ok"
-    # search depends on repodocs too, and says so on its own readiness endpoint.
+    assert body["status"] == "ready"
+    assert body["dependencies"]["collections"] == "ok"
+    assert body["dependencies"]["search"] == "ok"
+    assert body["dependencies"]["repodocs"] != "ok"
+    # search calls repodocs too: it says so, and stays ready (it answers from the other store).
     async with httpx.AsyncClient() as client:
         search = await client.get(f"http://127.0.0.1:{system.hosts['search'].http.port}/readyz")
-    assert search.status_code == 503
-    assert search.json()["checks"]["repodocs"] != "ok"
+    assert search.status_code == 200
+    assert search.json()["dependencies"]["repodocs"] != "ok"
+    for name in ("gateway", "search"):
+        host = system.hosts[name]
+        channel = open_channel(f"127.0.0.1:{host.grpc.port}", system.settings.grpc)
+        try:
+            assert await check_health(channel) == "SERVING", name
+        finally:
+            await channel.close(None)
+    created = await gateway.post("/api/md-collections", json={"name": "Still up"}, headers=auth["alice"])
+    assert created.status_code == 201
+    listed = await gateway.get("/api/md-collections", headers=auth["alice"])
+    assert listed.status_code == 200
+    assert [c["name"] for c in listed.json()["items"]] == ["Still up"]
 
 
 async def test_one_request_is_one_trace_from_gateway_through_grpc_into_sql(

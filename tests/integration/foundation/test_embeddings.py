@@ -112,6 +112,12 @@ async def remote() -> AsyncIterator[tuple[FakeRemote, str]]:
     await server.stop()
 
 
+def _refusing_url() -> str:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
 async def test_openai_provider_batches_and_keeps_order(remote: tuple[FakeRemote, str]) -> None:
     fake, url = remote
     provider = OpenAIProvider(
@@ -129,11 +135,8 @@ async def test_openai_provider_batches_and_keeps_order(remote: tuple[FakeRemote,
 
 
 async def test_openai_provider_refused_connection_is_a_clear_error() -> None:
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     provider = OpenAIProvider(
-        base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key="", batch_size=8, timeout_seconds=5
+        base_url=_refusing_url(), model="m", api_key="", batch_size=8, timeout_seconds=5
     )
     with pytest.raises(EmbeddingError, match=r"http://127.0.0.1:\d+/v1/embeddings is unreachable"):
         await provider.embed(["hello"])
@@ -164,3 +167,43 @@ async def test_openai_provider_error_status_is_reported(remote: tuple[FakeRemote
     with pytest.raises(EmbeddingError, match="answered 404"):
         await provider.embed(["hello"])
     await provider.close()
+
+
+async def test_openai_liveness_asks_the_endpoint_even_with_the_dimension_configured() -> None:
+    provider = OpenAIProvider(
+        base_url=_refusing_url(), model="m", api_key="", batch_size=8, timeout_seconds=5, dimensions=3
+    )
+    assert (await provider.info()).dimension == 3  # answered without the endpoint
+    with pytest.raises(EmbeddingError, match=r"/v1/embeddings is unreachable"):
+        await provider.check_alive()
+    await provider.close()
+
+
+async def test_openai_liveness_embeds_one_word(remote: tuple[FakeRemote, str]) -> None:
+    fake, url = remote
+    provider = OpenAIProvider(
+        base_url=url, model="m", api_key="", batch_size=8, timeout_seconds=5, dimensions=3
+    )
+    await provider.check_alive()
+    await provider.close()
+    assert [r["input"] for r in fake.requests] == [["ping"]]
+
+
+async def test_openai_liveness_gives_a_slow_endpoint_a_short_deadline(remote: tuple[FakeRemote, str]) -> None:
+    fake, url = remote
+    fake.delay = 5.0
+    provider = OpenAIProvider(base_url=url, model="m", api_key="", batch_size=8, timeout_seconds=30)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(EmbeddingError, match=r"did not answer within 2 s"):
+        await provider.check_alive()
+    assert asyncio.get_running_loop().time() - started < 3.0
+    await provider.close()
+
+
+async def test_local_liveness_is_the_model_loaded(embedder: EmbeddingProvider) -> None:
+    assert not embedder.remote
+    await embedder.check_alive()
+    broken = local.LocalProvider("m", "/nonexistent-model", batch_size=8)
+    with pytest.raises(EmbeddingError, match="no sentence-transformers model"):
+        await broken.check_alive()
+    await broken.close()

@@ -23,6 +23,8 @@ class ModelInfo(msgspec.Struct, frozen=True):
 
 class EmbeddingProvider(abc.ABC):
     kind: str = "provider"
+    # Remote: the model runs behind an endpoint, so its outage is a dependency's, not the caller's.
+    remote: bool = False
 
     def __init__(self, batch_size: int) -> None:
         if batch_size < 1:
@@ -51,6 +53,11 @@ class EmbeddingProvider(abc.ABC):
                 raise
             EMBEDDING_CALLS.labels(self.kind, model, "ok").inc()
         return vectors
+
+    async def check_alive(self) -> None:
+        """Raise EmbeddingError unless the provider can embed now. An in-process model can once it
+        has loaded (this waits for the load); a remote provider must ask its endpoint."""
+        await self.info()
 
     async def embed_one(self, text: str) -> list[float]:
         return (await self.embed([text]))[0]

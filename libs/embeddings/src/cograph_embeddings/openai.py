@@ -20,8 +20,13 @@ class _Response(msgspec.Struct):
     data: list[_Item]
 
 
+# A liveness check answers quickly or counts as a failure: a probe must not wait on a slow endpoint.
+LIVENESS_TIMEOUT_SECONDS = 2.0
+
+
 class OpenAIProvider(EmbeddingProvider):
     kind = "openai"
+    remote = True
 
     def __init__(
         self,
@@ -49,6 +54,17 @@ class OpenAIProvider(EmbeddingProvider):
                 dimension = self._dimensions or len((await self._embed_batch(["dimension probe"]))[0])
                 self._info = ModelInfo(self._model, dimension)
         return self._info
+
+    async def check_alive(self) -> None:
+        """Embed one word: info() is remembered for good, and with dimensions configured it never
+        asks the endpoint at all, so it says nothing about the endpoint now."""
+        timeout = min(self._timeout, LIVENESS_TIMEOUT_SECONDS)
+        try:
+            await asyncio.wait_for(self._embed_batch(["ping"]), timeout)
+        except TimeoutError:
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} did not answer within {timeout:g} s"
+            ) from None
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         body: dict[str, object] = {"model": self._model, "input": list(texts)}

@@ -3,7 +3,14 @@
 from cograph_service.host import ServiceHost
 from cograph_service.http import HttpServer
 from cograph_service.ops import ops_app, ops_handlers
-from cograph_service.readiness import Check, Readiness, Report, database_check, grpc_health_check
+from cograph_service.readiness import (
+    Check,
+    Readiness,
+    Report,
+    cached,
+    database_check,
+    grpc_health_check,
+)
 
 __all__ = [
     "Check",
@@ -11,6 +18,7 @@ __all__ = [
     "Readiness",
     "Report",
     "ServiceHost",
+    "cached",
     "database_check",
     "grpc_health_check",
     "ops_app",

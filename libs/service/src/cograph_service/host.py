@@ -1,4 +1,5 @@
-"""Runs one service: its gRPC server and ops HTTP, with gRPC health kept in step with readiness."""
+"""Runs one service: its gRPC server and ops HTTP, with gRPC health kept in step with readiness
+(its own checks; see cograph_service.readiness)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class ServiceHost:
         self._recheck_seconds = recheck_seconds
         self._watch: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
+        self._failing_dependencies: set[str] = set()
 
     async def start(self, host: str, grpc_port: int, http_port: int) -> None:
         await self.grpc.start(host, grpc_port)
@@ -48,6 +50,14 @@ class ServiceHost:
         report = await self.readiness.report()
         if report.ready != self.ready.is_set():
             log.info("%s is %s: %s", self.name, report.status, report.checks)
+        # Dependencies never change readiness, so their changes are logged on their own.
+        failing = {name: result for name, result in report.dependencies.items() if result != "ok"}
+        if failing.keys() != self._failing_dependencies:
+            if failing:
+                log.warning("%s serves without: %s", self.name, failing)
+            else:
+                log.info("%s: every dependency is usable again", self.name)
+            self._failing_dependencies = set(failing)
         await self.grpc.set_serving(report.ready)
         if report.ready:
             self.ready.set()

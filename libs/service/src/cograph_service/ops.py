@@ -19,7 +19,8 @@ def ops_handlers(service: str, readiness: Readiness) -> list[HTTPRouteHandler]:
 
     @get("/readyz", include_in_schema=False)
     async def readyz() -> Response[Report]:
-        """Readiness: 200 only when every dependency is usable; the body names each one."""
+        """Readiness: 200 when this process can serve (its own checks); the body also names the
+        status of each dependency, which never makes it 503 (see cograph_service.readiness)."""
         report = await readiness.report()
         return Response(report, status_code=200 if report.ready else 503)
 

@@ -98,7 +98,11 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
 
 async def create_service(settings: Settings) -> ServiceHost:
     backends = Backends.connect(settings)
-    readiness = Readiness(NAME, {name: grpc_health_check(ch) for name, ch in backends.channels.items()})
+    # The gateway serves whatever part of the system is up (a store that is down is named in
+    # failures), so its readiness is its own process; the services it calls are only reported.
+    readiness = Readiness(
+        NAME, {}, dependencies={name: grpc_health_check(ch) for name, ch in backends.channels.items()}
+    )
     app = create_app(settings, backends, readiness)
     # The gateway speaks HTTP to users; its gRPC server carries only the health service,
     # so a cluster can probe every service the same way.

@@ -9,11 +9,13 @@ from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer, open_channel
 from cograph_search.rpc import SearchServicer
-from cograph_service import Readiness, ServiceHost, grpc_health_check
+from cograph_service import Check, Readiness, ServiceHost, cached, grpc_health_check
 from cograph_settings import Settings
 
 NAME = "search"
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["SearchService"].full_name
+# A remote embedding endpoint is asked at most this often, however often readiness is.
+EMBEDDING_CHECK_SECONDS = 5.0
 
 
 async def create_service(settings: Settings, embedder: EmbeddingProvider) -> ServiceHost:
@@ -33,15 +35,20 @@ async def create_service(settings: Settings, embedder: EmbeddingProvider) -> Ser
     )
 
     async def embedding_check() -> str:
-        await embedder.info()
+        await embedder.check_alive()
         return "ok"
 
+    # Searches go on without the stores and without a remote model (full text only), so those
+    # are reported, never gating. An in-process model is part of this process: until it has
+    # loaded, search is not ready (the startup probe waits for it).
+    embedding: dict[str, Check] = {"embedding": cached(embedding_check, EMBEDDING_CHECK_SECONDS)}
     readiness = Readiness(
         NAME,
-        {
+        {} if embedder.remote else embedding,
+        dependencies={
             "collections": grpc_health_check(collections),
             "repodocs": grpc_health_check(repodocs),
-            "embedding": embedding_check,
+            **(embedding if embedder.remote else {}),
         },
     )
 

@@ -169,6 +169,23 @@ async def test_openai_provider_error_status_is_reported(remote: tuple[FakeRemote
     await provider.close()
 
 
+async def test_an_endpoint_that_ignores_the_configured_dimension_is_a_clear_error(
+    remote: tuple[FakeRemote, str],
+) -> None:
+    """Many OpenAI-compatible servers ignore `dimensions`: their vectors would fail every write
+    to an index built for the configured dimension, with a database error about neither."""
+    fake, url = remote
+    provider = OpenAIProvider(
+        base_url=url, model="m", api_key="", batch_size=8, timeout_seconds=5, dimensions=256
+    )
+    with pytest.raises(
+        EmbeddingError, match="returned 3-dimension vectors although COGRAPH_EMBEDDING__DIMENSIONS"
+    ):
+        await provider.embed(["hello"])
+    assert fake.requests[0]["dimensions"] == 256
+    await provider.close()
+
+
 async def test_openai_liveness_asks_the_endpoint_even_with_the_dimension_configured() -> None:
     provider = OpenAIProvider(
         base_url=_refusing_url(), model="m", api_key="", batch_size=8, timeout_seconds=5, dimensions=3

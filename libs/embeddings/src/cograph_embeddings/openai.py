@@ -92,7 +92,29 @@ class OpenAIProvider(EmbeddingProvider):
             raise EmbeddingError(
                 f"the embedding endpoint {self._url} returned {len(items)} vectors for {len(texts)} texts"
             )
-        return [item.embedding for item in sorted(items, key=lambda item: item.index)]
+        vectors = [item.embedding for item in sorted(items, key=lambda item: item.index)]
+        self._check_dimension(vectors)
+        return vectors
+
+    def _check_dimension(self, vectors: list[list[float]]) -> None:
+        """Every vector has the model's one dimension: the stores index by it, and a vector of
+        another length would fail each write with an error about the database, not the model."""
+        expected = self._dimensions or (
+            self._info.dimension if self._info else len(vectors[0]) if vectors else 0
+        )
+        wrong = next((len(vector) for vector in vectors if len(vector) != expected), None)
+        if wrong is None:
+            return
+        if self._dimensions:
+            raise EmbeddingError(
+                f"the embedding endpoint {self._url} returned {wrong}-dimension vectors although"
+                f" COGRAPH_EMBEDDING__DIMENSIONS asks for {expected}: it ignores the dimensions"
+                f" parameter, so set the variable to {wrong} or leave it unset"
+            )
+        raise EmbeddingError(
+            f"the embedding endpoint {self._url} returned vectors of {expected} and {wrong} dimensions"
+            f" for model {self._model!r}: a model has one dimension"
+        )
 
     async def close(self) -> None:
         await self._client.aclose()

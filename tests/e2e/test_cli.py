@@ -64,3 +64,37 @@ def test_cograph_up_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     assert process.returncode == 0, "".join(output) + rest
     # The embedded PostgreSQL stopped with it.
     assert not (tmp_path / "state" / "postgres" / "postmaster.pid").exists()
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (
+            {"COGRAPH_EMBEDDING__MODEL_PATH": "/nonexistent/model"},
+            "no sentence-transformers model in /nonexistent",
+        ),
+        (
+            {"COGRAPH_EMBEDDING__MODEL": "BAAI/bge-large-en-v1.5"},
+            "but no COGRAPH_EMBEDDING__MODEL_PATH is set, and the packaged model is all-MiniLM-L6-v2",
+        ),
+        ({"COGRAPH_SEARCH__HTTP_PORT": "70000"}, "COGRAPH_SEARCH__HTTP_PORT: Expected `int` <= 65535"),
+    ],
+)
+def test_a_setting_that_cannot_work_stops_cograph_up_with_one_line(
+    tmp_path: Path, environ: dict[str, str], message: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")} | environ
+    cograph = Path(sys.executable).parent / "cograph"
+    finished = subprocess.run(
+        [str(cograph), "up", "--port", "0", "--data-dir", str(tmp_path / "state")],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert finished.returncode == 1
+    last = finished.stderr.strip().splitlines()[-1]
+    assert last.startswith("cograph: "), finished.stderr
+    assert message in last
+    assert "Traceback" not in finished.stderr

@@ -15,8 +15,8 @@ import msgspec
 from cograph_cli import client
 from cograph_cli.runtime import database, start_service, start_system, wait_for_signal
 from cograph_collections.app import MIGRATIONS as COLLECTIONS_MIGRATIONS
-from cograph_db import apply_migrations, connect
-from cograph_embeddings import create_provider
+from cograph_db import MigrationError, apply_migrations, connect
+from cograph_embeddings import EmbeddingError, create_provider
 from cograph_repodocs.app import MIGRATIONS as REPODOCS_MIGRATIONS
 from cograph_settings import ApiToken, Settings, SettingsError, load_settings, settings_table
 from cograph_telemetry import configure_logging, configure_tracing
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(_migrate(settings))
     except KeyboardInterrupt:
         pass
-    except OSError as error:
+    except (OSError, EmbeddingError, MigrationError) as error:  # the environment, not a bug: one line
         sys.exit(f"cograph: {error}")
 
 

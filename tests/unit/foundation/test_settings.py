@@ -49,12 +49,35 @@ def test_values_are_converted_to_their_types() -> None:
         ),
         ({"COGRAPH_AUTH__API_TOKENS": "[{"}, "COGRAPH_AUTH__API_TOKENS must be JSON"),
         ({"COGRAPH_AUTH__API_TOKENS": '[{"token": "t"}]'}, "COGRAPH_AUTH__API_TOKENS"),
+        (
+            {"COGRAPH_TELEMETRY__LOG_LEVEL": "verbose"},
+            "COGRAPH_TELEMETRY__LOG_LEVEL: Expected `str` matching",
+        ),
+        ({"COGRAPH_SEARCH__HTTP_PORT": "70000"}, "COGRAPH_SEARCH__HTTP_PORT: Expected `int` <= 65535"),
+        ({"COGRAPH_GATEWAY__GRPC_PORT": "70000"}, "COGRAPH_GATEWAY__GRPC_PORT: Expected `int` <= 65535"),
+        (
+            {"COGRAPH_DATABASE__POOL_MIN_SIZE": "20"},
+            "COGRAPH_DATABASE__POOL_MIN_SIZE (20) is more than COGRAPH_DATABASE__POOL_MAX_SIZE (10)",
+        ),
+        (
+            {"COGRAPH_DATABASE__DSN": "postgresql://u:S3cret@db:notaport/cograph"},
+            "COGRAPH_DATABASE__DSN has a port that is not a number",
+        ),
+        (
+            {"COGRAPH_DATABASE__DSN": "mysql://u:S3cret@db/cograph"},
+            "COGRAPH_DATABASE__DSN must be a postgresql://",
+        ),
     ],
 )
 def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError) as raised:
         load_settings(environ)
     assert message in str(raised.value)
+    assert "S3cret" not in str(raised.value)
+
+
+def test_a_log_level_is_taken_in_any_case() -> None:
+    assert load_settings({"COGRAPH_TELEMETRY__LOG_LEVEL": "debug"}).telemetry.log_level == "debug"
 
 
 def test_readme_configuration_table_is_the_generated_one() -> None:

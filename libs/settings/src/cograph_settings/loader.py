@@ -77,8 +77,11 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     except msgspec.ValidationError as exc:
         message = str(exc)
         match = _PATH.search(message)
+        reason = message.split(" - at ", maxsplit=1)[0]
+        if reason.startswith(PREFIX):  # a check across fields names its variables itself
+            raise SettingsError(reason) from None
         where = env_name(match.group(1), match.group(2)) if match else "settings"
-        raise SettingsError(f"{where}: {message.split(' - at ', maxsplit=1)[0]}") from None
+        raise SettingsError(f"{where}: {reason}") from None
 
 
 def settings_table() -> str:

@@ -6,6 +6,7 @@ variable `COGRAPH_EMBEDDING__BATCH_SIZE`.
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Annotated, Literal
 
 import msgspec
@@ -32,6 +33,21 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
         float, Meta(gt=0, description="Longest a single SQL statement may run.")
     ] = 60.0
 
+    def __post_init__(self) -> None:
+        if self.dsn:
+            parts = urllib.parse.urlsplit(self.dsn)
+            if parts.scheme not in ("postgres", "postgresql"):
+                raise ValueError("COGRAPH_DATABASE__DSN must be a postgresql:// URL")
+            try:
+                parts.port  # noqa: B018 - parsing it is the check
+            except ValueError:
+                raise ValueError("COGRAPH_DATABASE__DSN has a port that is not a number") from None
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError(
+                f"COGRAPH_DATABASE__POOL_MIN_SIZE ({self.pool_min_size}) is more than"
+                f" COGRAPH_DATABASE__POOL_MAX_SIZE ({self.pool_max_size})"
+            )
+
 
 class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
     provider: Annotated[
@@ -42,7 +58,14 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
             )
         ),
     ] = "local"
-    model: Annotated[str, Meta(description="Model name, stored with every vector.")] = "all-MiniLM-L6-v2"
+    model: Annotated[
+        str,
+        Meta(
+            description=(
+                "Model name, stored with every vector; `local` without a model path: all-MiniLM-L6-v2."
+            )
+        ),
+    ] = "all-MiniLM-L6-v2"
     model_path: Annotated[
         str,
         Meta(
@@ -81,7 +104,7 @@ class ServiceEndpoint(msgspec.Struct, frozen=True, kw_only=True):
     bind_host: Annotated[str, Meta(description="Interface the service listens on.")] = "127.0.0.1"
     grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 0
     http_port: Annotated[
-        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+        int, Meta(ge=0, le=65535, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
     ] = 0
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = ""
 
@@ -89,7 +112,7 @@ class ServiceEndpoint(msgspec.Struct, frozen=True, kw_only=True):
 class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
     grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50061
     http_port: Annotated[
-        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+        int, Meta(ge=0, le=65535, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
     ] = 8091
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50061"
     max_document_bytes: Annotated[int, Meta(gt=0, description="Largest document an upload accepts.")] = (
@@ -112,7 +135,7 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
 class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
     grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50062
     http_port: Annotated[
-        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+        int, Meta(ge=0, le=65535, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
     ] = 8092
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50062"
     checkout_dir: Annotated[str, Meta(description="Where the service keeps the checkouts it manages.")] = (
@@ -130,7 +153,7 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
 class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
     grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50063
     http_port: Annotated[
-        int, Meta(ge=0, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
+        int, Meta(ge=0, le=65535, description="Ops HTTP port (/healthz, /readyz, /metrics); 0 picks one.")
     ] = 8093
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50063"
     rrf_k: Annotated[
@@ -161,7 +184,7 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
         8080
     )
     grpc_port: Annotated[
-        int, Meta(ge=0, description="gRPC port of the gateway's health service; 0 picks one.")
+        int, Meta(ge=0, le=65535, description="gRPC port of the gateway's health service; 0 picks one.")
     ] = 50060
     public_url: Annotated[
         str, Meta(description="URL users reach the gateway at; empty: derived from host and port.")
@@ -201,7 +224,9 @@ class TelemetrySettings(msgspec.Struct, frozen=True, kw_only=True):
         str, Meta(description="OTLP/gRPC endpoint traces are exported to; empty: none.")
     ] = ""
     service_namespace: Annotated[str, Meta(description="`service.namespace` resource attribute.")] = "cograph"
-    log_level: Annotated[str, Meta(description="DEBUG, INFO, WARNING or ERROR.")] = "INFO"
+    log_level: Annotated[
+        str, Meta(pattern=r"(?i)^(DEBUG|INFO|WARNING|ERROR)$", description="DEBUG, INFO, WARNING or ERROR.")
+    ] = "INFO"
     log_format: Annotated[
         Literal["text", "json"], Meta(description="Log line format; both carry the trace id.")
     ] = "text"

@@ -23,14 +23,18 @@ async def test_gateway_reports_every_service_ready(gateway: httpx.AsyncClient) -
     assert (await gateway.get("/healthz")).json() == {"status": "ok", "service": "gateway"}
 
 
+async def grpc_health(system: System, name: str) -> str:
+    """The standard gRPC health status of one service, as a cluster's probe asks it."""
+    channel = open_channel(f"127.0.0.1:{system.hosts[name].grpc.port}", system.settings.grpc)
+    try:
+        return await check_health(channel)
+    finally:
+        await channel.close(None)
+
+
 async def test_each_service_answers_the_grpc_health_protocol(system: System) -> None:
     for name in ("collections", "repodocs", "search", "gateway"):
-        host = system.hosts[name]
-        channel = open_channel(f"127.0.0.1:{host.grpc.port}", system.settings.grpc)
-        try:
-            assert await check_health(channel) == "SERVING", name
-        finally:
-            await channel.close(None)
+        assert await grpc_health(system, name) == "SERVING", name
 
 
 async def test_store_readiness_checks_its_database(system: System) -> None:
@@ -76,12 +80,7 @@ async def test_a_stopped_store_is_named_but_makes_no_other_service_unready(
     assert search.status_code == 200
     assert search.json()["dependencies"]["repodocs"] != "ok"
     for name in ("gateway", "search"):
-        host = system.hosts[name]
-        channel = open_channel(f"127.0.0.1:{host.grpc.port}", system.settings.grpc)
-        try:
-            assert await check_health(channel) == "SERVING", name
-        finally:
-            await channel.close(None)
+        assert await grpc_health(system, name) == "SERVING", name
     created = await gateway.post("/api/md-collections", json={"name": "Still up"}, headers=auth["alice"])
     assert created.status_code == 201
     listed = await gateway.get("/api/md-collections", headers=auth["alice"])

@@ -67,6 +67,10 @@ def test_values_are_converted_to_their_types() -> None:
             {"COGRAPH_DATABASE__DSN": "mysql://u:S3cret@db/cograph"},
             "COGRAPH_DATABASE__DSN must be a postgresql://",
         ),
+        (
+            {"COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS": "15"},
+            "COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS (15) must be at least three times",
+        ),
     ],
 )
 def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:

@@ -131,6 +131,15 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         Meta(ge=0, description="On shutdown, how long running jobs may finish before they are cut off."),
     ] = 10.0
 
+    def __post_init__(self) -> None:
+        # A live job may miss a beat or two (a busy database, a blip); only a longer silence is death.
+        if self.stale_after_seconds < 3 * self.heartbeat_seconds:
+            raise ValueError(
+                f"COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS ({self.stale_after_seconds:g}) must be at least"
+                f" three times COGRAPH_COLLECTIONS__HEARTBEAT_SECONDS ({self.heartbeat_seconds:g}), or the"
+                " sweep would fail jobs that are still running"
+            )
+
 
 class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
     grpc_port: Annotated[int, Meta(ge=0, le=65535, description="gRPC port; 0 picks a free one.")] = 50062

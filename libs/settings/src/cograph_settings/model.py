@@ -124,7 +124,8 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         float, Meta(gt=0, description="How often a running job proves its worker alive.")
     ] = 10.0
     stale_after_seconds: Annotated[
-        float, Meta(gt=0, description="A running job silent this long is marked error by the sweep.")
+        float,
+        Meta(gt=0, description="A running job silent this long is marked error by the sweep (>= 3 beats)."),
     ] = 120.0
     worker_drain_seconds: Annotated[
         float,

@@ -53,3 +53,12 @@ async def test_a_caller_that_gives_up_does_not_cancel_the_cached_call() -> None:
     report = await Readiness("svc", {}, dependencies={"endpoint": check}, timeout=0.01).report()
     assert report.dependencies == {"endpoint": "no answer within 0.01 s"}
     assert await check() == "ok"  # the same call, finished
+
+
+async def test_a_process_shutting_down_is_unready_whatever_its_checks_say() -> None:
+    readiness = Readiness("svc", {"database": _ok})
+    assert (await readiness.report()).ready
+    readiness.stop_serving()
+    report = await readiness.report()
+    assert not report.ready
+    assert report.checks == {"database": "ok", "process": "shutting down"}

@@ -70,6 +70,7 @@ class ServiceHost:
             await self._refresh()
 
     async def stop(self) -> None:
+        self.readiness.stop_serving()  # /readyz answers 503 while gRPC drains its calls
         if self._watch is not None:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):

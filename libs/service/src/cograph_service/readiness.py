@@ -50,6 +50,12 @@ class Readiness:
         self._checks = checks
         self._dependencies = dependencies or {}
         self._timeout = timeout
+        self._stopping = False
+
+    def stop_serving(self) -> None:
+        """From now on the process is not ready: it is shutting down, and a load balancer must
+        stop sending it requests while it finishes the ones it has (gRPC health says the same)."""
+        self._stopping = True
 
     async def _run(self, check: Check) -> str:
         try:
@@ -67,6 +73,8 @@ class Readiness:
         checks, dependencies = await asyncio.gather(
             self._run_all(self._checks), self._run_all(self._dependencies)
         )
+        if self._stopping:
+            checks["process"] = "shutting down"
         ready = all(result == "ok" for result in checks.values())
         return Report(self.service, "ready" if ready else "not_ready", checks, dependencies)
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from typing import Any
 
 import grpc
 import pytest
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_collections.ingest import Ingestor
+from cograph_db import connect
 from support.collections import Running
+from support.threads import in_another_thread
 
 GUIDE = b"""---
 title: Deployment guide
@@ -237,3 +242,39 @@ async def test_unknown_collection_and_malformed_ids_are_clear_errors(
     with pytest.raises(aio.AioRpcError) as empty:
         await service.stub.UploadDocuments(pb.UploadDocumentsRequest(collection_id=collection.id))
     assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_collection_deleted_while_its_upload_is_parsed_is_not_found(
+    service: Running, collection: pb.Collection, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upload checks the collection, parses (seconds for a large batch), then writes: a delete
+    in between is a clear NOT_FOUND, never a foreign-key error, and nothing is left behind."""
+
+    async def delete_the_collection() -> object:
+        other = await connect(database)
+        try:
+            return await other.execute(
+                "DELETE FROM collections.md_collections WHERE id = $1", uuid.UUID(collection.id)
+            )
+        finally:
+            await other.close()
+
+    prepare = Ingestor._prepare
+    deleted: list[object] = []
+
+    def prepare_after_a_delete(self: Ingestor, *args: Any) -> Any:
+        if not deleted:
+            deleted.append(in_another_thread(delete_the_collection))
+        return prepare(self, *args)
+
+    monkeypatch.setattr(Ingestor, "_prepare", prepare_after_a_delete)
+    with pytest.raises(aio.AioRpcError) as refused:
+        await upload(service, collection, doc("a.md", b"# A\n\nText.\n"))
+    assert deleted == ["DELETE 1"]
+    assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+    assert f"collection {collection.id} does not exist" in (refused.value.details() or "")
+    other = await connect(database)
+    try:
+        assert await other.fetchval("SELECT count(*) FROM collections.md_documents") == 0
+    finally:
+        await other.close()

@@ -14,13 +14,17 @@ import pytest
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_collections import service as service_module
 from cograph_collections.ingest import State, Upload
-from cograph_collections.jobs import JobStore, Kind
+from cograph_collections.jobs import Claimed, JobStore, Kind
+from cograph_collections.markdown import MarkdownChunker, ParsedDocument, parse_markdown
 from cograph_collections.service import Collections
 from cograph_collections.worker import Worker
 from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
+from cograph_grpc import FailedPrecondition
 from support.collections import Running
+from support.threads import in_another_thread
 
 
 async def test_upload_queues_embedding_which_the_worker_runs(
@@ -116,6 +120,9 @@ async def test_a_retry_joins_an_identical_queued_job_and_says_so(
             queued_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.EMBED)
         collections = Collections(pool, embedder, max_document_bytes=1_000_000)
         retried = await collections.retry(uuid.UUID(embed.id), "alice")
+        # The queued job itself has nothing to retry yet (it would answer itself, its own retry).
+        with pytest.raises(FailedPrecondition, match="is queued: there is nothing to retry yet"):
+            await collections.retry(queued_id, "alice")
     finally:
         await pool.close()
     assert (retried.id, retried.status) == (queued_id, "queued")  # the work runs once
@@ -334,3 +341,73 @@ async def test_a_job_that_outlives_a_lost_database_connection_still_succeeds(
         await admin.close()
         await pool.close()
     assert (job["status"], job["error"]) == ("success", None)
+
+
+@pytest.mark.parametrize("meanwhile", ["upload", "delete"])
+async def test_a_re_embed_never_undoes_an_upload_or_a_delete_made_while_it_runs(
+    service: Running,
+    collection: pb.Collection,
+    database: str,
+    embedder: EmbeddingProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    meanwhile: str,
+) -> None:
+    """Re-chunking reads the outdated documents, then rewrites them one by one: a document
+    replaced or deleted in between keeps what that upload or delete made of it."""
+    await service.upload(
+        collection.id, ("a.md", b"# A\n\nversion one\n"), ("b.md", b"# B\n\nsee [a](a.md)\n")
+    )
+    await service.wait_for_jobs(collection.id)
+    await service.host.stop()  # no worker: this test runs the re-embed itself
+    collection_id = uuid.UUID(collection.id)
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    await pool.execute("UPDATE md_chunks SET chunker_max_chars = 1234")  # built with other parameters
+
+    async def other_client() -> object:
+        other = await create_pool(database, service.settings.database, schema="collections")
+        try:
+            if meanwhile == "upload":
+                uploads = [Upload("a.md", b"# A\n\nversion two\n")]
+                outcomes, _ = await Collections(other, embedder, max_document_bytes=10_000).upload(
+                    collection_id, uploads, "bob"
+                )
+                return outcomes[0].state
+            return await other.execute("DELETE FROM md_documents WHERE source_key = 'a.md'")
+        finally:
+            await other.close()
+
+    parse = parse_markdown
+    acted: list[object] = []
+
+    def parse_after_the_other_client(text: str) -> ParsedDocument:
+        if not acted and "version one" in text:  # the re-embed has read a.md: now the other client acts
+            acted.append(in_another_thread(other_client))
+        return parse(text)
+
+    monkeypatch.setattr(service_module, "parse_markdown", parse_after_the_other_client)
+    try:
+        job = Claimed(uuid.uuid4(), collection_id, Kind.EMBED, {"all": True}, "alice")
+
+        async def progress(done: int, total: int) -> None:
+            return None
+
+        await Collections(pool, embedder, max_document_bytes=10_000).run_embed(job, progress)
+        stored = {
+            r["source_key"]: r["content"]
+            for r in await pool.fetch("SELECT source_key, content FROM md_documents")
+        }
+        chunks = await pool.fetch(
+            "SELECT d.source_key, k.content, k.chunker_max_chars FROM md_chunks k"
+            " JOIN md_documents d ON d.id = k.document_id ORDER BY 1"
+        )
+    finally:
+        await pool.close()
+    if meanwhile == "upload":
+        assert acted == [State.REPLACED]
+        assert stored["a.md"] == "# A\n\nversion two\n"
+        assert [c["content"] for c in chunks if c["source_key"] == "a.md"] == ["# A\n\nversion two"]
+    else:
+        assert acted == ["DELETE 1"]
+        assert "a.md" not in stored
+    # b.md was re-chunked with today's parameters all the same.
+    assert {c["chunker_max_chars"] for c in chunks} == {MarkdownChunker().params.max_chars}

@@ -15,6 +15,7 @@ import msgspec
 from cograph_collections.markdown import ChunkDraft, ParsedDocument
 from cograph_collections.markdown.links import link_target_key, normalise_source_key, strip_markdown_suffix
 from cograph_db import Connection, Queries
+from cograph_grpc import NotFound
 
 SQL = Queries.load("cograph_collections.sql", "documents.sql")
 
@@ -131,6 +132,12 @@ class DocumentStore:
         """source_key -> (document id, content hash) of the keys already stored."""
         rows = await self._db.fetch(SQL.select_hashes, collection_id, source_keys)
         return {row["source_key"]: (row["id"], row["content_hash"]) for row in rows}
+
+    async def lock_collection(self, collection_id: uuid.UUID) -> None:
+        """NotFound unless the collection exists; it then stays until the transaction ends (a
+        delete meanwhile waits, rather than pulling the rows being written from under them)."""
+        if not await self._db.fetchval(SQL.lock_collection, collection_id):
+            raise NotFound(f"collection {collection_id} does not exist")
 
     async def lock(self, collection_id: uuid.UUID, source_key: str) -> tuple[uuid.UUID, str] | None:
         """The stored (id, hash) of a key, locked until the transaction ends."""

@@ -165,6 +165,7 @@ class Ingestor:
         parts: list[tuple[uuid.UUID, PreparedDocument]] = []
         async with self._pool.acquire() as connection, connection.transaction():
             store = DocumentStore(connection)
+            await store.lock_collection(collection_id)  # it may have been deleted while we parsed
             for index, document in sorted(documents.items(), key=lambda item: item[1].source_key):
                 key = document.source_key
                 existing = await store.lock(collection_id, key)

@@ -18,7 +18,7 @@ from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import DocumentStore, PreparedDocument
 from cograph_collections.embedding import ChunkEmbedder, Progress
 from cograph_collections.ingest import Ingestor, Outcome, State, Upload
-from cograph_collections.jobs import Claimed, Job, JobStore, Kind, beat
+from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
 from cograph_collections.markdown import parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
 from cograph_embeddings import EmbeddingProvider
@@ -72,6 +72,7 @@ class Collections:
             beating.cancel()
         changed = sum(1 for o in outcomes if o.state in (State.CREATED, State.REPLACED))
         async with self._pool.acquire() as connection, connection.transaction():
+            await DocumentStore(connection).lock_collection(collection_id)
             jobs = JobStore(connection)
             await jobs.finish(job_id, done=len(outcomes), total=len(uploads))
             if changed:
@@ -110,6 +111,8 @@ class Collections:
                 raise FailedPrecondition(
                     "an upload job cannot be retried: the uploaded content is not kept; re-upload the batch"
                 )
+            if job.status in (Status.QUEUED, Status.RUNNING):
+                raise FailedPrecondition(f"job {job_id} is {job.status.value}: there is nothing to retry yet")
             new_id = await jobs.enqueue(
                 job.collection_id, job.kind, requested_by=requested_by, retry_of=job.id, payload=job.payload
             )
@@ -179,6 +182,10 @@ class Collections:
             )
             async with self._pool.acquire() as connection, connection.transaction():
                 store = DocumentStore(connection)
+                # An upload may have replaced or deleted it since it was read: that upload chunked
+                # its own text with today's parameters, and must not be undone from the old copy.
+                if await store.lock(collection_id, row["source_key"]) != (row["id"], row["content_hash"]):
+                    continue
                 await store.update(row["id"], prepared)
                 await store.write_parts(collection_id, [(row["id"], prepared)])
         if rows:

@@ -95,7 +95,7 @@ class Worker:
         while not self._stopping:
             try:
                 ran = await self.run_once()
-            except (OSError, asyncpg.PostgresError):
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 log.exception("job worker cannot reach the database; retrying")
                 ran = False
             if not ran and not self._stopping:
@@ -112,7 +112,7 @@ class Worker:
                     for job_id in await store.sweep(self._settings.stale_after_seconds):
                         log.warning("job %s lost its worker; marked error", job_id)
                     JOBS_QUEUED.set(await store.queued())
-            except (OSError, asyncpg.PostgresError):
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 log.exception("stale-job sweep failed; retrying")
             await asyncio.sleep(self._settings.heartbeat_seconds)
 

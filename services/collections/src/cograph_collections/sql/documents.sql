@@ -2,6 +2,10 @@
 SELECT source_key, id, content_hash FROM md_documents
 WHERE collection_id = $1 AND source_key = ANY($2::text[]);
 
+-- name: lock_collection
+-- Held until the transaction ends: the collection cannot be deleted under a write into it.
+SELECT true FROM md_collections WHERE id = $1 FOR SHARE;
+
 -- name: lock_document
 SELECT id, content_hash FROM md_documents
 WHERE collection_id = $1 AND source_key = $2

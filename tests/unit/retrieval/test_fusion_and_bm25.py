@@ -35,7 +35,7 @@ def test_rrf_ties_break_on_the_best_single_rank() -> None:
     assert [hit.key for hit in fused] == ["a", "b"]  # both have a first rank: stream order decides
 
 
-def test_idf_favours_rare_lexemes_and_common_ones_do_not_select_candidates() -> None:
+def test_idf_favours_rare_lexemes_and_every_lexeme_selects_within_the_budget() -> None:
     weights = weigh(
         ["zorblax", "databas", "unknown"], {"zorblax": 1, "databas": 500}, chunks=1000, total_length=50000
     )
@@ -43,14 +43,14 @@ def test_idf_favours_rare_lexemes_and_common_ones_do_not_select_candidates() -> 
     assert weights.lexemes == ["zorblax", "databas"]  # a lexeme absent from the scope weighs nothing
     assert weights.idf[0] == pytest.approx(math.log(1 + 999.5 / 1.5))
     assert weights.idf[1] == pytest.approx(math.log(1 + 500.5 / 500.5))
-    assert weights.selective == ["zorblax"]
+    assert weights.selective == ["zorblax", "databas"]  # 1 + 500 chunks: within the budget
     assert weights.avg_length == 50.0
 
 
 def test_only_common_lexemes_still_select_the_rarest() -> None:
-    weights = weigh(["a", "b"], {"a": 900, "b": 600}, chunks=1000, total_length=1000)
+    weights = weigh(["a", "b"], {"a": 900, "b": 600}, chunks=1000, total_length=1000, budget=100)
     assert weights is not None
-    assert weights.selective == ["b"]
+    assert weights.selective == ["b"]  # over the budget alone, yet a query must find something
 
 
 def test_candidate_budget_keeps_the_rarest_lexemes_and_all_still_score() -> None:
@@ -61,11 +61,13 @@ def test_candidate_budget_keeps_the_rarest_lexemes_and_all_still_score() -> None
     assert weights.lexemes == ["wider", "rare", "middling"]
 
 
-def test_in_a_tiny_scope_every_lexeme_of_one_chunk_selects() -> None:
-    # 5% of 10 chunks is under one chunk: a lexeme found once must still select its chunk.
-    weights = weigh(["first", "second"], {"first": 1, "second": 1}, chunks=10, total_length=10)
+def test_in_a_small_scope_every_lexeme_selects_so_the_ranking_is_exact() -> None:
+    # A glossary of 20 chunks: a word in half of them still brings its chunks in, or a chunk
+    # holding most of the question would never be ranked at all.
+    df = {"restart": 2, "payment": 2, "worker": 10}
+    weights = weigh(["restart", "payment", "worker"], df, chunks=20, total_length=200)
     assert weights is not None
-    assert sorted(weights.selective) == ["first", "second"]
+    assert sorted(weights.selective) == ["payment", "restart", "worker"]
 
 
 def test_nothing_to_match_is_none() -> None:

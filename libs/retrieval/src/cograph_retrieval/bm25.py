@@ -5,9 +5,10 @@ questions rank poorly with ts_rank. The stores keep term statistics (document fr
 per lexeme and scope, chunk counts and lengths) in the same transaction as every write;
 here they weigh each query lexeme by its IDF, and chunk length is normalised BM25-style.
 
-Lexemes so common that they carry almost no information are left out of the candidate
-query (they would make every chunk a candidate) but still count in the score; so are the
-commonest of the rest once the candidates they bring would exceed a fixed budget.
+The candidates are the chunks holding any query lexeme, rarest lexeme first, until the
+chunks they bring would exceed a fixed budget: the commonest lexemes beyond it (in a large
+scope, words most chunks hold) select nothing but still count in the score. In a small
+scope every lexeme selects, so the ranking is exact there.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ import msgspec
 # Robertson/Sparck Jones defaults: not tuned to any one benchmark.
 K1 = 1.2
 B = 0.75
-# A lexeme in more than this share of the scope's chunks does not select candidates.
-CANDIDATE_MAX_DF_SHARE = 0.05
 # Most chunks the selecting lexemes may bring in (summed document frequencies), rarest first:
 # it bounds the work of one query. At 100,000 chunks it halves the p99 of the BM25 statement
 # and keeps 99.9% of the top 10 (bench/search_latency.py's queries); skipped lexemes still score.
@@ -48,7 +47,7 @@ def weigh(
     brought = df[rarest_first[0]]
     for lexeme in rarest_first[1:]:
         brought += df[lexeme]
-        if df[lexeme] > max(1, CANDIDATE_MAX_DF_SHARE * chunks) or brought > budget:
+        if brought > budget:
             break
         selective.append(lexeme)
     return TermWeights(present, idf, selective, max(total_length / chunks, 1.0))

@@ -213,6 +213,33 @@ async def test_a_store_that_is_down_is_named_and_the_rest_answers(
     assert [pool.store for pool in routed.pools] == [pb.STORE_COLLECTIONS]
 
 
+async def test_a_slow_store_costs_the_gateways_route_its_deadline_not_the_whole_request(
+    system: System, stubs: Stubs, database: str
+) -> None:
+    """The gateway scopes a route by reading who may read what from both stores first: a store
+    that is stuck is named failed after the store deadline, and the collections still answer."""
+    await stubs.glossary({"a.md": b"# Alpha\n\nThe billing batch runs nightly.\n"})
+    deadline = system.settings.search.store_deadline_seconds
+    lock = await asyncpg.connect(database)
+    try:
+        await lock.execute("BEGIN; LOCK TABLE repodocs.repositories IN ACCESS EXCLUSIVE MODE")
+        began = time.monotonic()
+        async with httpx.AsyncClient(base_url=system.gateway_url, timeout=120) as gateway:
+            routed = await gateway.post(
+                "/api/search/route",
+                json={"query": "billing batch", "limit": 3},
+                headers={"Authorization": "Bearer test-alice-token"},
+            )
+        took = time.monotonic() - began
+    finally:
+        await lock.execute("ROLLBACK")
+        await lock.close()
+    assert routed.status_code == 200, routed.text
+    assert took < deadline + 5, took  # not the 30 s gRPC deadline
+    assert {failure["store"] for failure in routed.json()["failures"]} == {"code", "repo_docs"}
+    assert [hit["chunk"]["source_key"] for hit in routed.json()["collections"]][:1] == ["a.md"]
+
+
 async def test_code_hits_stand_when_their_related_docs_are_late(
     system: System, stubs: Stubs, repository: rpb.Repository, database: str
 ) -> None:

@@ -45,9 +45,14 @@ def _sign_in(operation: Operation) -> str:
 class Access:
     """Authorization of one request's resources; raises the refusal as a problem."""
 
-    def __init__(self, backends: Backends, *, hide_collection_existence: bool) -> None:
+    def __init__(
+        self, backends: Backends, *, hide_collection_existence: bool, lookup_seconds: float | None = None
+    ) -> None:
         self._backends = backends
         self._hide = hide_collection_existence
+        # The access lists are small reads: a store that cannot give one this fast is down or
+        # stuck, and a search must go on without it rather than wait out the whole gRPC deadline.
+        self._lookup_seconds = lookup_seconds
 
     def require(self, principal: Principal, operation: Operation) -> None:
         """Operations on no particular resource (create, register, list jobs)."""
@@ -61,7 +66,9 @@ class Access:
     # Collections.
 
     async def _collections(self) -> dict[str, CollectionAccess]:
-        response = await self._backends.collections.ListCollectionAccess(cpb.ListCollectionAccessRequest())
+        response = await self._backends.collections.ListCollectionAccess(
+            cpb.ListCollectionAccessRequest(), timeout=self._lookup_seconds
+        )
         return {entry.collection_id: access_from_pb(entry) for entry in response.entries}
 
     async def readable_collections(self, principal: Principal) -> list[str]:
@@ -125,7 +132,9 @@ class Access:
     # Repositories.
 
     async def _repositories(self) -> list[RepositoryAccess]:
-        response = await self._backends.repodocs.ListRepositoryAccess(rpb.ListRepositoryAccessRequest())
+        response = await self._backends.repodocs.ListRepositoryAccess(
+            rpb.ListRepositoryAccessRequest(), timeout=self._lookup_seconds
+        )
         return [repository_access_from_pb(entry) for entry in response.entries]
 
     async def readable_repositories(self, principal: Principal) -> list[str]:

@@ -32,7 +32,11 @@ NAME = "gateway"
 
 def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> Litestar:
     authenticator = Authenticator(settings.auth)
-    access = Access(backends, hide_collection_existence=settings.auth.hide_collection_existence)
+    access = Access(
+        backends,
+        hide_collection_existence=settings.auth.hide_collection_existence,
+        lookup_seconds=settings.search.store_deadline_seconds,
+    )
     mcp = McpEndpoint(settings, authenticator, backends, access)
 
     async def principal(request: Request[Any, Any, Any]) -> Principal:

@@ -279,6 +279,29 @@ async def test_code_hits_stand_when_their_related_docs_are_late(
     assert elapsed < deadline * 1.3
 
 
+async def test_a_caller_with_a_short_deadline_still_gets_the_partial_answer(
+    stubs: Stubs, repository: rpb.Repository, database: str
+) -> None:
+    """The stores' deadline is 5 s; a caller that gives 2 s gets, within them, what answered and
+    the store that did not, rather than DEADLINE_EXCEEDED and nothing."""
+    scope = pb.Scope(repository_ids=[repository.id])
+    lock = await asyncpg.connect(database)
+    try:
+        await lock.execute("BEGIN; LOCK TABLE repodocs.code_term_stats IN ACCESS EXCLUSIVE MODE")
+        began = time.monotonic()
+        routed = await stubs.search.Route(
+            pb.RouteRequest(query="parse_config", scope=scope, limit=3), timeout=2
+        )
+        took = time.monotonic() - began
+    finally:
+        await lock.execute("ROLLBACK")
+        await lock.close()
+    assert took < 2
+    code = [failure for failure in routed.failures if failure.store == pb.STORE_CODE]
+    assert [failure.message for failure in code] == ["no answer before the caller's deadline"]
+    assert pb.STORE_REPO_DOCS in {pool.store for pool in routed.pools}
+
+
 async def test_empty_and_over_long_queries_are_refused(stubs: Stubs) -> None:
     for query, message in [("   ", "the query is empty"), ("x" * 5000, "at most 2000 are accepted")]:
         with pytest.raises(aio.AioRpcError) as refused:

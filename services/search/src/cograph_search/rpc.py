@@ -4,6 +4,8 @@ answers what it has: a store that fails or is slow becomes a named failure, neve
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import math
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -23,6 +25,17 @@ from cograph_settings import SearchSettings
 Context = aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 DEFAULT_RELATED = 3
+# Kept back from the caller's deadline to build and send the answer.
+ANSWER_MARGIN_SECONDS = 0.2
+# When the answer is due (event loop clock) for the request this task serves: its caller's
+# deadline, so that a short one still gets the partial answer rather than DEADLINE_EXCEEDED.
+_answer_due: contextvars.ContextVar[float] = contextvars.ContextVar("answer_due", default=math.inf)
+
+
+def _take_callers_deadline(context: Context) -> None:
+    remaining = context.time_remaining()
+    if remaining is not None:
+        _answer_due.set(asyncio.get_running_loop().time() + remaining - ANSWER_MARGIN_SECONDS)
 
 
 class StoreFailed(Exception):
@@ -72,18 +85,20 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         parse_ids(scope.collection_ids, "collection")
 
     def _deadline(self) -> float:
-        """When a store call started now must have answered, on the event loop's clock."""
-        return asyncio.get_running_loop().time() + self._settings.store_deadline_seconds
+        """When a store call started now must have answered, on the event loop's clock: the
+        store deadline, or the caller's if that comes first."""
+        now = asyncio.get_running_loop().time()
+        return min(now + self._settings.store_deadline_seconds, _answer_due.get())
 
     async def _call(self, store: pb.Store, call: Awaitable[T], deadline: float | None = None) -> T:
         """A store call under the fan-out deadline (or what is left of one that calls before it
         used); its failure is named, not raised to the caller."""
-        left = self._settings.store_deadline_seconds
-        if deadline is not None:
-            left = max(deadline - asyncio.get_running_loop().time(), 0.0)
+        due = deadline or self._deadline()
         try:
-            return await asyncio.wait_for(call, left)
+            return await asyncio.wait_for(call, max(due - asyncio.get_running_loop().time(), 0.0))
         except TimeoutError:
+            if due >= _answer_due.get():
+                raise StoreFailed(store, "no answer before the caller's deadline") from None
             raise StoreFailed(
                 store, f"no answer within {self._settings.store_deadline_seconds:g} s"
             ) from None
@@ -93,7 +108,9 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
     async def _embedding(self, text: str) -> tuple[list[float], str, list[pb.StoreFailure]]:
         """The query's vector and model; when the model fails or is late, no vector (the stores
         then run full text only) and the failure that says so."""
-        deadline = self._settings.embedding_deadline_seconds
+        # At most half of what the caller still gives: the stores need the rest.
+        before_caller = (_answer_due.get() - asyncio.get_running_loop().time()) / 2
+        deadline = max(min(self._settings.embedding_deadline_seconds, before_caller), 0.0)
 
         async def embed() -> tuple[list[float], str]:
             model = await self._embedder.info()
@@ -206,6 +223,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
     async def SearchCollection(
         self, request: pb.SearchCollectionRequest, context: Context
     ) -> pb.SearchCollectionResponse:
+        _take_callers_deadline(context)
         text, limit = self._checked(request.query, request.limit)
         if not request.collection_id:
             raise InvalidArgument("name the collection to search")
@@ -218,6 +236,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         return pb.SearchCollectionResponse(hits=found.hits, failures=failures)
 
     async def Retrieve(self, request: pb.RetrieveRequest, context: Context) -> pb.RetrieveResponse:
+        _take_callers_deadline(context)
         text, limit = self._checked(request.query, request.limit)
         if request.mode not in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
             raise InvalidArgument("mode must be code or wiki")
@@ -236,6 +255,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
     async def Route(self, request: pb.RouteRequest, context: Context) -> pb.RouteResponse:
         """Each pool scored on its own; collections always filled up to the limit, even at low
         confidence, because a glossary often answers a question whose words it does not share."""
+        _take_callers_deadline(context)
         text, limit = self._checked(request.query, request.limit)
         self._check_scope(request.scope)
         vector, model, failures = await self._embedding(text)

@@ -133,3 +133,33 @@ async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
     status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
     assert status.outdated_chunker_chunks == 0
     assert (await links_of(service, collection.id, index.document_id))["faq.md"] == faq_id
+
+
+async def test_a_link_ends_at_the_same_target_whatever_order_documents_arrive_in(
+    service: Running, collection: pb.Collection
+) -> None:
+    """A relative href means the path beside its document, a wiki link the shortest note path:
+    a link first bound by a fallback (the root path, a deeper note) moves when its real target
+    arrives, so the result is what uploading everything at once gives."""
+    linking = ("dir/a.md", b"# A\n\n[x](x.md) [[note]]\n")
+    fallbacks = [("x.md", b"# Root x\n"), ("deep/er/note.md", b"# Deep note\n")]
+    targets = [("dir/x.md", b"# Dir x\n"), ("note.md", b"# Root note\n")]
+
+    async def bound(collection_id: str, uploads: list[list[tuple[str, bytes]]]) -> dict[str, str]:
+        ids: dict[str, str] = {}
+        for batch in uploads:
+            for result in (await service.upload(collection_id, *batch)).results:
+                ids[result.source_key] = result.document_id
+            await service.wait_for_jobs(collection_id)
+        keys = {document_id: key for key, document_id in ids.items()}
+        return {
+            href: keys[target]
+            for href, target in (await links_of(service, collection_id, ids["dir/a.md"])).items()
+        }
+
+    late = await bound(collection.id, [[linking, *fallbacks], targets])
+    other = await service.stub.CreateCollection(
+        pb.CreateCollectionRequest(name="Other order", visibility=pb.VISIBILITY_PRIVATE, owner="alice")
+    )
+    early = await bound(other.collection.id, [[*targets, *fallbacks], [linking]])
+    assert late == early == {"x.md": "dir/x.md", "note": "note.md"}

@@ -76,18 +76,30 @@ FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
 WHERE k.collection_id = $1 AND k.id = $2;
 
 -- name: resolve_links
--- Bind each unresolved link of the collection to a document of the same collection:
+-- Bind each link of the collection to its best document of the same collection:
 -- markdown/relative/anchor links by normalised path (an extensionless path also finds
 -- its .md/.mdx), resolved against the linking document first, then as written from the
--- root (written_key); wiki links by note name; the shortest matching path wins.
-WITH candidates AS (
-    SELECT DISTINCT ON (l.id) l.id AS link_id, d.id AS document_id
+-- root (written_key); wiki links by note name, the shortest matching path winning.
+-- Links still open are the unresolved ones and those bound by a fallback (the root path,
+-- a longer note path): a better target may have been uploaded since, and the binding must
+-- not depend on the order documents arrived in. A link bound to its very target is final.
+WITH open_links AS (
+    SELECT l.id, l.link_type, l.target_key, l.written_key, l.collection_id, l.target_document_id
     FROM md_links l
-    JOIN md_documents d ON d.collection_id = l.collection_id
+    LEFT JOIN md_documents b ON b.id = l.target_document_id
     WHERE l.collection_id = $1
-      AND l.target_document_id IS NULL
       AND l.target_key IS NOT NULL
-      AND CASE WHEN l.link_type = 'wiki'
+      AND (b.id IS NULL
+           OR CASE WHEN l.link_type = 'wiki'
+                   THEN b.wiki_key <> l.target_key
+                   ELSE b.normalised_key NOT IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
+              END)
+),
+candidates AS (
+    SELECT DISTINCT ON (l.id) l.id AS link_id, l.target_document_id AS bound, d.id AS document_id
+    FROM open_links l
+    JOIN md_documents d ON d.collection_id = l.collection_id
+    WHERE CASE WHEN l.link_type = 'wiki'
                THEN d.wiki_key = l.target_key
                     OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key
                ELSE d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
@@ -99,7 +111,7 @@ WITH candidates AS (
              length(d.normalised_key), d.normalised_key
 )
 UPDATE md_links l SET target_document_id = c.document_id
-FROM candidates c WHERE l.id = c.link_id;
+FROM candidates c WHERE l.id = c.link_id AND c.bound IS DISTINCT FROM c.document_id;
 
 -- name: count_unresolved_links
 SELECT count(*) FROM md_links

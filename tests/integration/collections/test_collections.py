@@ -93,3 +93,28 @@ async def test_statistics_follow_writes_from_any_connection(
     finally:
         await connection.close()
     assert chunks == 0
+
+
+async def test_a_page_never_skips_a_document_when_one_already_shown_is_deleted(
+    service: Running, collection: pb.Collection
+) -> None:
+    uploaded = await service.upload(
+        collection.id, *[(f"{name}.md", f"# {name}\n".encode()) for name in ("a", "b", "c", "d", "e")]
+    )
+    ids = {result.source_key: result.document_id for result in uploaded.results}
+    first = await service.stub.ListDocuments(
+        pb.ListDocumentsRequest(collection_id=collection.id, page=pb.Page(page_size=2))
+    )
+    assert [d.source_key for d in first.documents] == ["a.md", "b.md"]
+    await service.stub.DeleteDocument(
+        pb.DeleteDocumentRequest(collection_id=collection.id, document_id=ids["a.md"], requested_by="alice")
+    )
+    seen = []
+    token = first.next_page_token
+    while token:
+        page = await service.stub.ListDocuments(
+            pb.ListDocumentsRequest(collection_id=collection.id, page=pb.Page(page_size=2, page_token=token))
+        )
+        seen += [d.source_key for d in page.documents]
+        token = page.next_page_token
+    assert seen == ["c.md", "d.md", "e.md"]

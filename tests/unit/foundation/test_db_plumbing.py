@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from cograph_db import Queries
-from cograph_grpc import InvalidArgument, next_page_token, page_window
+from cograph_grpc import InvalidArgument, next_page_token, page_request
 
 
 def test_named_queries_are_split_by_name() -> None:
@@ -27,20 +29,30 @@ def test_the_services_sql_files_load() -> None:
     assert "select_access" in queries.names()
 
 
-def test_pages_follow_one_another() -> None:
-    size, offset = page_window(10, "")
-    assert (size, offset) == (10, 0)
-    token = next_page_token(offset, size, fetched=11)
-    assert page_window(10, token) == (10, 10)
-    assert next_page_token(10, 10, fetched=4) == ""
+def test_a_page_starts_after_the_last_key_of_the_one_before() -> None:
+    first = page_request(2, "", key_parts=2)
+    assert (first.size, first.limit, first.after) == (2, 3, [None, None])
+    rows = [("alpha", 1), ("beta", 2), ("gamma", 3)]  # asked limit: one more than the page
+    token = next_page_token(rows, first, lambda row: row)
+    assert page_request(2, token, key_parts=2).after == ["beta", "2"]
+    assert next_page_token(rows[:2], first, lambda row: row) == ""  # nothing follows
 
 
 def test_page_size_is_capped_and_defaulted() -> None:
-    assert page_window(0, "")[0] == 50
-    assert page_window(10_000, "")[0] == 500
+    assert page_request(0, "", key_parts=1).size == 50
+    assert page_request(10_000, "", key_parts=1).size == 500
 
 
-@pytest.mark.parametrize("token", ["not-base64!", "LTU=", "YWJj", "OTk5OTk5OTk5OTk5OTk5OTk5OTk5"])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "not-base64!",
+        "LTU=",  # an offset token of old
+        "YWJj",
+        base64.urlsafe_b64encode(b'["a", "b"]').decode(),  # another listing's key
+        base64.urlsafe_b64encode(b"[1]").decode(),
+    ],
+)
 def test_foreign_page_tokens_are_refused(token: str) -> None:
     with pytest.raises(InvalidArgument, match="page_token"):
-        page_window(10, token)
+        page_request(10, token, key_parts=1)

@@ -18,7 +18,7 @@ from cograph_grpc.errors import (
     Unavailable,
 )
 from cograph_grpc.health import check_health
-from cograph_grpc.paging import next_page_token, page_window
+from cograph_grpc.paging import PageRequest, next_page_token, page_request
 from cograph_grpc.server import GrpcServer
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "GrpcServer",
     "InvalidArgument",
     "NotFound",
+    "PageRequest",
     "PermissionDenied",
     "ServiceError",
     "Unavailable",
@@ -35,7 +36,7 @@ __all__ = [
     "check_typed_text",
     "next_page_token",
     "open_channel",
-    "page_window",
+    "page_request",
     "parse_content_hashes",
     "parse_id",
     "parse_ids",

@@ -1,36 +1,56 @@
-"""Page tokens for list RPCs: opaque to callers, an offset underneath."""
+"""Page tokens for list RPCs: opaque to callers, the sort key of the last row shown underneath.
+
+A page starts after that key (keyset paging), never at a count of rows: a row deleted or
+added before the cursor meanwhile cannot make the next page skip or repeat one. Keys travel
+as text; the SQL casts each part back to its column's type.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeVar
 
 from cograph_grpc.errors import InvalidArgument
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
-# Far beyond any real listing, and within PostgreSQL's bigint OFFSET.
-MAX_OFFSET = 2**40
+T = TypeVar("T")
 
 
-def page_window(page_size: int, page_token: str) -> tuple[int, int]:
-    """(limit, offset) for a page request; asks one row more to know whether a next page exists."""
+class PageRequest(NamedTuple):
+    size: int
+    # The previous page's last sort key, one text per part; None parts for the first page.
+    after: list[str | None]
+
+    @property
+    def limit(self) -> int:
+        """Rows to ask for: one more than the page shows, to know whether another follows."""
+        return self.size + 1
+
+
+def page_request(page_size: int, page_token: str, key_parts: int) -> PageRequest:
+    """The page a request asks for, its sort key having `key_parts` columns."""
     if page_size < 0:
         raise InvalidArgument("page_size must not be negative")
     size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    offset = 0
-    if page_token:
-        try:
-            offset = int(base64.urlsafe_b64decode(page_token.encode()).decode())
-        except (ValueError, binascii.Error, UnicodeDecodeError):
-            raise InvalidArgument("page_token is not a token this service issued") from None
-        if not 0 <= offset <= MAX_OFFSET:
-            raise InvalidArgument("page_token is not a token this service issued")
-    return size, offset
+    if not page_token:
+        return PageRequest(size, [None] * key_parts)
+    try:
+        after = json.loads(base64.urlsafe_b64decode(page_token.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        after = None
+    if not (isinstance(after, list) and len(after) == key_parts and all(isinstance(p, str) for p in after)):
+        raise InvalidArgument("page_token is not a token this service issued for this listing")
+    return PageRequest(size, after)
 
 
-def next_page_token(offset: int, size: int, fetched: int) -> str:
-    """Token of the following page, empty when `fetched` (asked size + 1) shows there is none."""
-    if fetched <= size:
+def next_page_token(rows: Sequence[T], page: PageRequest, key: Callable[[T], Sequence[object]]) -> str:
+    """Token of the following page (after the last row shown), empty when `rows` (asked with
+    page.limit) show there is none."""
+    if len(rows) <= page.size:
         return ""
-    return base64.urlsafe_b64encode(str(offset + size).encode()).decode()
+    last = [str(part) for part in key(rows[page.size - 1])]
+    return base64.urlsafe_b64encode(json.dumps(last).encode()).decode()

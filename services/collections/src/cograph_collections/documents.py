@@ -237,8 +237,11 @@ class DocumentStore:
         )
         return [msgspec.convert(dict(row), ContentMatch) for row in rows]
 
-    async def summaries(self, collection_id: uuid.UUID, limit: int, offset: int) -> list[StoredDocument]:
-        rows = await self._db.fetch(SQL.select_document_summaries, collection_id, limit, offset)
+    async def summaries(
+        self, collection_id: uuid.UUID, limit: int, after: Sequence[str | None]
+    ) -> list[StoredDocument]:
+        """Ordered by source key, after that key (a page token's)."""
+        rows = await self._db.fetch(SQL.select_document_summaries, collection_id, limit, *after)
         return [msgspec.convert(dict(row), StoredDocument) for row in rows]
 
     async def links(self, document_id: uuid.UUID) -> list[StoredLink]:
@@ -252,9 +255,10 @@ class DocumentStore:
         return await self._db.fetchval(SQL.delete_document, collection_id, document_id) is not None
 
     async def chunks(
-        self, collection_id: uuid.UUID, document_id: uuid.UUID, limit: int, offset: int
+        self, collection_id: uuid.UUID, document_id: uuid.UUID, limit: int, after: Sequence[str | None]
     ) -> list[StoredChunk]:
-        rows = await self._db.fetch(SQL.select_chunks, collection_id, document_id, limit, offset)
+        """In document order, after that chunk index (a page token's)."""
+        rows = await self._db.fetch(SQL.select_chunks, collection_id, document_id, limit, *after)
         return [msgspec.convert(dict(row), StoredChunk) for row in rows]
 
     async def chunk(self, collection_id: uuid.UUID, chunk_id: uuid.UUID) -> StoredChunk | None:

@@ -8,7 +8,7 @@ import datetime as dt
 import enum
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -126,15 +126,16 @@ class JobStore:
         status: Status | None,
         kind: Kind | None,
         limit: int,
-        offset: int,
+        after: Sequence[str | None],
     ) -> list[Job]:
+        """Newest first, after that (created_at, id) (a page token's)."""
         rows = await self._db.fetch(
             SQL.select_jobs,
             collection_ids,
             status.value if status else None,
             kind.value if kind else None,
             limit,
-            offset,
+            *after,
         )
         return [msgspec.convert(dict(row), Job) for row in rows]
 

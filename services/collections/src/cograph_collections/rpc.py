@@ -36,7 +36,7 @@ from cograph_grpc import (
     check_search,
     check_typed_text,
     next_page_token,
-    page_window,
+    page_request,
     parse_content_hashes,
     parse_id,
     parse_ids,
@@ -87,14 +87,14 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     ) -> pb.ListCollectionsResponse:
         ids = parse_ids(request.collection_ids, "collection")
         check_typed_text(request.query, "name filter")
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 2)
         async with self._pool.acquire() as connection:
             rows = await CollectionStore(connection).find(
-                ids, query=request.query, limit=size + 1, offset=offset
+                ids, query=request.query, limit=page.limit, after=page.after
             )
         return pb.ListCollectionsResponse(
-            collections=[collection_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            collections=[collection_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.name, row.id)),
         )
 
     async def UpdateCollection(
@@ -195,12 +195,12 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         self, request: pb.ListDocumentsRequest, context: Context
     ) -> pb.ListDocumentsResponse:
         collection_id = await self._existing(request.collection_id)
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 1)
         async with self._pool.acquire() as connection:
-            rows = await DocumentStore(connection).summaries(collection_id, size + 1, offset)
+            rows = await DocumentStore(connection).summaries(collection_id, page.limit, page.after)
         return pb.ListDocumentsResponse(
-            documents=[summary_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            documents=[summary_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.source_key,)),
         )
 
     async def DeleteDocument(
@@ -236,15 +236,15 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 1)
         async with self._pool.acquire() as connection:
             store = DocumentStore(connection)
             if await store.get(collection_id, document_id) is None:
                 raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
-            rows = await store.chunks(collection_id, document_id, size + 1, offset)
+            rows = await store.chunks(collection_id, document_id, page.limit, page.after)
         return pb.ListChunksResponse(
-            chunks=[chunk_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            chunks=[chunk_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.chunk_index,)),
         )
 
     async def GetChunk(self, request: pb.GetChunkRequest, context: Context) -> pb.GetChunkResponse:
@@ -279,18 +279,18 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
         ids = [parse_id(value, "collection") for value in request.collection_ids]
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 2)
         async with self._pool.acquire() as connection:
             rows = await JobStore(connection).find(
                 ids,
                 status=STATUS_FROM_PB.get(request.status),
                 kind=KIND_FROM_PB.get(request.kind),
-                limit=size + 1,
-                offset=offset,
+                limit=page.limit,
+                after=page.after,
             )
         return pb.ListJobsResponse(
-            jobs=[job_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            jobs=[job_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.created_at, row.id)),
         )
 
     async def GetJob(self, request: pb.GetJobRequest, context: Context) -> pb.GetJobResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 
 import msgspec
 
@@ -44,13 +45,14 @@ class CollectionStore:
         return collection_id
 
     async def get(self, collection_id: uuid.UUID) -> CollectionRow | None:
-        rows = await self.find([collection_id], query="", limit=1, offset=0)
+        rows = await self.find([collection_id], query="", limit=1, after=(None, None))
         return rows[0] if rows else None
 
     async def find(
-        self, collection_ids: list[uuid.UUID], *, query: str, limit: int, offset: int
+        self, collection_ids: list[uuid.UUID], *, query: str, limit: int, after: Sequence[str | None]
     ) -> list[CollectionRow]:
-        rows = await self._db.fetch(SQL.select_collection, collection_ids, _escape_like(query), limit, offset)
+        """Ordered by (name, id), after that key (a page token's)."""
+        rows = await self._db.fetch(SQL.select_collection, collection_ids, _escape_like(query), limit, *after)
         return [msgspec.convert(dict(row), CollectionRow) for row in rows]
 
     async def update(

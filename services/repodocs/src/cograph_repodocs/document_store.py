@@ -236,10 +236,16 @@ class DocumentStore:
     # Reads for the RPCs.
 
     async def summaries(
-        self, repository_id: uuid.UUID, kinds: Sequence[DocumentKind], *, limit: int, offset: int
+        self,
+        repository_id: uuid.UUID,
+        kinds: Sequence[DocumentKind],
+        *,
+        limit: int,
+        after: Sequence[str | None],
     ) -> list[DocumentRow]:
+        """Ordered by path, after that path (a page token's)."""
         rows = await self._db.fetch(
-            SQL.select_documents, repository_id, [k.value for k in kinds], limit, offset
+            SQL.select_documents, repository_id, [k.value for k in kinds], limit, *after
         )
         return [msgspec.convert(dict(row), DocumentRow) for row in rows]
 

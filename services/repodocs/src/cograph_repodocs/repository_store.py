@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 
 import asyncpg
 import msgspec
@@ -77,7 +78,7 @@ class RepositoryStore:
         return repository_id
 
     async def get(self, repository_id: uuid.UUID) -> RepositoryRow | None:
-        rows = await self.find([repository_id], limit=1, offset=0)
+        rows = await self.find([repository_id], limit=1, after=(None, None, None, None))
         return rows[0] if rows else None
 
     async def id_of(self, ref: Ref) -> uuid.UUID | None:
@@ -86,8 +87,11 @@ class RepositoryStore:
         )
         return found
 
-    async def find(self, repository_ids: list[uuid.UUID], *, limit: int, offset: int) -> list[RepositoryRow]:
-        rows = await self._db.fetch(SQL.select_repositories, repository_ids, limit, offset)
+    async def find(
+        self, repository_ids: list[uuid.UUID], *, limit: int, after: Sequence[str | None]
+    ) -> list[RepositoryRow]:
+        """Ordered by (host, owner, name, id), after that key (a page token's)."""
+        rows = await self._db.fetch(SQL.select_repositories, repository_ids, limit, *after)
         return [msgspec.convert(dict(row), RepositoryRow) for row in rows]
 
     async def access(self) -> list[AccessRow]:

@@ -20,7 +20,7 @@ from cograph_grpc import (
     check_search,
     check_typed_text,
     next_page_token,
-    page_window,
+    page_request,
     parse_content_hashes,
     parse_id,
     parse_ids,
@@ -113,13 +113,13 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         self, request: pb.ListRepositoriesRequest, context: Context
     ) -> pb.ListRepositoriesResponse:
         ids = parse_ids(list(request.repository_ids), "repository")
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 4)
         async with self._pool.acquire() as connection:
-            rows = await RepositoryStore(connection).find(ids, limit=size + 1, offset=offset)
-            last = await SyncStore(connection).last([row.id for row in rows[:size]])
+            rows = await RepositoryStore(connection).find(ids, limit=page.limit, after=page.after)
+            last = await SyncStore(connection).last([row.id for row in rows[: page.size]])
         return pb.ListRepositoriesResponse(
-            repositories=[repository_to_pb(row, last.get(row.id)) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            repositories=[repository_to_pb(row, last.get(row.id)) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.host, row.owner, row.name, row.id)),
         )
 
     async def ListRepositoryAccess(
@@ -163,13 +163,13 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
 
     async def ListSyncs(self, request: pb.ListSyncsRequest, context: Context) -> pb.ListSyncsResponse:
         repository_id = parse_id(request.repository_id, "repository")
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 2)
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
-            rows = await SyncStore(connection).history(repository_id, limit=size + 1, offset=offset)
+            rows = await SyncStore(connection).history(repository_id, limit=page.limit, after=page.after)
         return pb.ListSyncsResponse(
-            syncs=[sync_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            syncs=[sync_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.started_at, row.id)),
         )
 
     # Documents.
@@ -179,15 +179,15 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     ) -> pb.ListDocumentsResponse:
         repository_id = parse_id(request.repository_id, "repository")
         kinds = kinds_from_pb(list(request.kinds))
-        size, offset = page_window(request.page.page_size, request.page.page_token)
+        page = page_request(request.page.page_size, request.page.page_token, 1)
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
             rows = await DocumentStore(connection).summaries(
-                repository_id, kinds, limit=size + 1, offset=offset
+                repository_id, kinds, limit=page.limit, after=page.after
             )
         return pb.ListDocumentsResponse(
-            documents=[summary_to_pb(row) for row in rows[:size]],
-            next_page_token=next_page_token(offset, size, len(rows)),
+            documents=[summary_to_pb(row) for row in rows[: page.size]],
+            next_page_token=next_page_token(rows, page, lambda row: (row.path,)),
         )
 
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import uuid
+from collections.abc import Sequence
 
 import asyncpg
 import msgspec
@@ -106,8 +107,11 @@ class SyncStore:
         record = await self._db.fetchrow(SQL.select_active_sync, repository_id)
         return _row(record) if record else None
 
-    async def history(self, repository_id: uuid.UUID, *, limit: int, offset: int) -> list[SyncRow]:
-        return [_row(r) for r in await self._db.fetch(SQL.select_syncs, repository_id, limit, offset)]
+    async def history(
+        self, repository_id: uuid.UUID, *, limit: int, after: Sequence[str | None]
+    ) -> list[SyncRow]:
+        """Newest first, after that (started_at, id) (a page token's)."""
+        return [_row(r) for r in await self._db.fetch(SQL.select_syncs, repository_id, limit, *after)]
 
     async def last(self, repository_ids: list[uuid.UUID]) -> dict[uuid.UUID, SyncRow]:
         rows = [_row(r) for r in await self._db.fetch(SQL.select_last_syncs, repository_ids)]

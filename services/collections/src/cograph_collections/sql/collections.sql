@@ -12,8 +12,9 @@ SELECT c.id, c.name, c.description, c.visibility, c.owner, c.created_at, c.updat
 FROM md_collections c
 WHERE c.id = ANY($1::uuid[])
   AND ($2 = '' OR c.name ILIKE '%' || $2 || '%' OR c.description ILIKE '%' || $2 || '%')
+  AND ($4::text IS NULL OR (c.name, c.id) > ($4::text, $5::text::uuid))
 ORDER BY c.name, c.id
-LIMIT $3 OFFSET $4;
+LIMIT $3;
 
 -- name: update_collection
 UPDATE md_collections

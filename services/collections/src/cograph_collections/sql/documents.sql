@@ -42,9 +42,9 @@ WHERE d.collection_id = $1 AND d.id = $2;
 SELECT d.id, d.collection_id, d.source_key, d.title, d.content_hash, d.size_bytes, d.created_at, d.updated_at,
        (SELECT count(*) FROM md_chunks k WHERE k.document_id = d.id) AS chunk_count
 FROM md_documents d
-WHERE d.collection_id = $1
+WHERE d.collection_id = $1 AND ($3::text IS NULL OR d.source_key > $3::text)
 ORDER BY d.source_key
-LIMIT $2 OFFSET $3;
+LIMIT $2;
 
 -- name: select_documents_by_content
 SELECT d.content_hash, d.collection_id, c.name AS collection_name, d.id AS document_id, d.source_key
@@ -64,9 +64,9 @@ SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.he
        k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
        d.source_key
 FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
-WHERE k.collection_id = $1 AND k.document_id = $2
+WHERE k.collection_id = $1 AND k.document_id = $2 AND ($4::text IS NULL OR k.chunk_index > $4::text::integer)
 ORDER BY k.chunk_index
-LIMIT $3 OFFSET $4;
+LIMIT $3;
 
 -- name: select_chunk
 SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,

@@ -50,8 +50,9 @@ FROM md_jobs
 WHERE collection_id = ANY($1::uuid[])
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR kind = $3)
-ORDER BY created_at DESC, id
-LIMIT $4 OFFSET $5;
+  AND ($5::text IS NULL OR (created_at, id) < ($5::text::timestamptz, $6::text::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT $4;
 
 -- name: count_queued
 SELECT count(*) FROM md_jobs WHERE status = 'queued';

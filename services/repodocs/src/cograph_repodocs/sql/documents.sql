@@ -52,8 +52,9 @@ SELECT d.id, d.repository_id, d.path, d.kind, d.title, d.slug, d.content_hash, d
        (SELECT count(*) FROM repo_document_chunks k WHERE k.document_id = d.id) AS chunk_count
 FROM repo_documents d
 WHERE d.repository_id = $1 AND (cardinality($2::text[]) = 0 OR d.kind = ANY($2::text[]))
+  AND ($4::text IS NULL OR d.path > $4::text)
 ORDER BY d.path
-LIMIT $3 OFFSET $4;
+LIMIT $3;
 
 -- name: select_documents_by_content
 SELECT d.content_hash, d.repository_id, r.host || '/' || r.owner || '/' || r.name AS repository,

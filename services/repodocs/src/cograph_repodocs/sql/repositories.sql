@@ -11,8 +11,9 @@ SELECT r.id, r.host, r.owner, r.name, r.clone_url, r.checkout_path, r.visibility
                  FROM repository_grants g WHERE g.repository_id = r.id), '{}') AS group_grants
 FROM repositories r
 WHERE r.id = ANY($1::uuid[])
+  AND ($3::text IS NULL OR (r.host, r.owner, r.name, r.id) > ($3::text, $4::text, $5::text, $6::text::uuid))
 ORDER BY r.host, r.owner, r.name, r.id
-LIMIT $2 OFFSET $3;
+LIMIT $2;
 
 -- name: select_repository_id_by_ref
 SELECT id FROM repositories WHERE lower(host) = lower($1) AND lower(owner) = lower($2) AND lower(name) = lower($3);

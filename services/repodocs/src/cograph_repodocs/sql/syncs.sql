@@ -10,8 +10,9 @@ SELECT id, repository_id, status, trigger, commit_sha, discovered_files, indexed
        started_at, finished_at, force_relink
 FROM repo_syncs
 WHERE repository_id = $1
-ORDER BY started_at DESC, id
-LIMIT $2 OFFSET $3;
+  AND ($3::text IS NULL OR (started_at, id) < ($3::text::timestamptz, $4::text::uuid))
+ORDER BY started_at DESC, id DESC
+LIMIT $2;
 
 -- name: select_sync
 SELECT id, repository_id, status, trigger, commit_sha, discovered_files, indexed_documents, indexed_chunks,

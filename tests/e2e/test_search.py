@@ -332,7 +332,8 @@ async def test_a_query_the_model_cannot_embed_is_answered_by_full_text(
     system: System, stubs: Stubs, endpoint: str
 ) -> None:
     """A real OpenAI-compatible provider whose endpoint is down or silent: the search answers
-    from full text within the embedding deadline and says the dense stream did not run."""
+    from full text within the embedding deadline and says the dense stream did not run; a route
+    still fills its collections up to the count it was asked for."""
     silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)
     port = silent.sockets[0].getsockname()[1]
     if endpoint == "refuses connections":
@@ -363,7 +364,10 @@ async def test_a_query_the_model_cannot_embed_is_answered_by_full_text(
         await channel.close(None)
         await host.stop()
         silent.close()
-    for hits, failures in ((found.hits, found.failures), (routed.collections, routed.failures)):
+    # A route still answers collections up to its count: what matched, then the rest at score 0.
+    assert [(hit.chunk.source_key, hit.score) for hit in routed.collections[1:]] == [("other.md", 0.0)]
+    assert (routed.collections[1].ranks.dense, routed.collections[1].ranks.text) == (0, 0)
+    for hits, failures in ((found.hits, found.failures), (routed.collections[:1], routed.failures)):
         assert [hit.chunk.source_key for hit in hits] == ["zorblax.md"]
         assert (hits[0].ranks.dense, hits[0].ranks.text) == (0, 1)
         assert [failure.store for failure in failures] == [pb.STORE_EMBEDDING]

@@ -254,3 +254,21 @@ async def test_full_text_ranks_every_chunk_of_a_small_collection_that_holds_quer
     keys = [hit.chunk.source_key for hit in found.hits]
     assert keys[0] == "restart-worker.md"
     assert set(keys) == {"restart-worker.md", "ledger.md", "billing.md", "cache.md", "pool.md"}
+
+
+async def test_a_route_search_is_filled_to_its_limit_and_a_collection_search_is_not(
+    service: Running, collection: pb.Collection
+) -> None:
+    """Without a query vector and with no word in common, the streams find nothing: a route's
+    collection search (fill_to_limit) still answers its count, at score 0; a plain one does not."""
+    await service.upload(
+        collection.id, *[(f"term-{i}.md", f"# Term {i}\n\nDefinition {i}.".encode()) for i in range(4)]
+    )
+    request = pb.SearchChunksRequest(
+        collection_ids=[collection.id], query="zyxwv qwerty", limit=3, text_weight=1
+    )
+    assert list((await service.stub.SearchChunks(request)).hits) == []
+    request.fill_to_limit = True
+    filled = list((await service.stub.SearchChunks(request)).hits)
+    assert len({hit.chunk.id for hit in filled}) == 3
+    assert all(hit.score == 0.0 and (hit.ranks.dense, hit.ranks.text) == (0, 0) for hit in filled)

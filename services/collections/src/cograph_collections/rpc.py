@@ -327,7 +327,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
             rrf_k=request.rrf_k or DEFAULT_RRF_K,
             candidates=max(100, request.limit),
         )
-        hits = await self._search.search(query)
+        hits = await self._search.search(query, fill_to_limit=request.fill_to_limit)
         return pb.SearchChunksResponse(
             hits=[
                 pb.ChunkHit(

@@ -9,7 +9,7 @@ import asyncpg
 import msgspec
 
 from cograph_collections.documents import SQL, StoredChunk
-from cograph_retrieval import ChunkTable, HybridRetriever, Query
+from cograph_retrieval import ChunkTable, HybridRetriever, Query, StreamHit
 
 TABLE = ChunkTable(
     table="md_chunks", scope_column="collection_id", term_stats="md_term_stats", scope_stats="md_scope_stats"
@@ -28,9 +28,17 @@ class ChunkSearch:
         self._pool = pool
         self._retriever = HybridRetriever(TABLE)
 
-    async def search(self, query: Query) -> list[ChunkHit]:
+    async def search(self, query: Query, *, fill_to_limit: bool = False) -> list[ChunkHit]:
+        """The fused hits; with fill_to_limit, topped up to the limit with the scope's chunks in a
+        fixed order at score 0 (a route's promise: collections up to its count, whatever matched)."""
         hits = await self._retriever.search(self._pool, query)
         async with self._pool.acquire() as connection:
+            if fill_to_limit and len(hits) < query.limit:
+                found = [hit.id for hit in hits]
+                filler = await connection.fetch(
+                    SQL.select_filler_chunks, list(query.scope), found, query.limit - len(hits)
+                )
+                hits += [StreamHit(row["id"], 0.0, {}) for row in filler]
             rows = await connection.fetch(SQL.select_hits, [hit.id for hit in hits])
         by_id: dict[uuid.UUID, Any] = {row["id"]: row for row in rows}
         results = []

@@ -128,7 +128,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         return [], "", [pb.StoreFailure(store=pb.STORE_EMBEDDING, message=message)]
 
     def _collections_search(
-        self, text: str, vector: list[float], model: str, ids: list[str], limit: int
+        self, text: str, vector: list[float], model: str, ids: list[str], limit: int, *, fill: bool = False
     ) -> Awaitable[collections_pb.SearchChunksResponse]:
         s = self._settings
         return self._call(
@@ -143,6 +143,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
                     dense_weight=s.dense_weight,
                     text_weight=s.text_weight,
                     rrf_k=s.rrf_k,
+                    fill_to_limit=fill,
                 )
             ),
         )
@@ -263,7 +264,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         code, docs, collections = await asyncio.gather(
             self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED),
             self._docs_search(text, vector, model, scope, limit, []),
-            self._collections_search(text, vector, model, list(scope.collection_ids), limit),
+            self._collections_search(text, vector, model, list(scope.collection_ids), limit, fill=True),
             return_exceptions=True,
         )
         response = pb.RouteResponse(failures=failures)

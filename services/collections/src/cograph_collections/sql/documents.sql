@@ -147,6 +147,13 @@ FROM md_documents d JOIN md_chunks k ON k.document_id = d.id
 WHERE d.collection_id = $1
   AND (k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks) <> ($2, $3, $4);
 
+-- name: select_filler_chunks
+-- Chunks of the scope in a fixed order, to fill a route's collections up to its count.
+SELECT k.id FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
+WHERE k.collection_id = ANY($1::uuid[]) AND NOT k.id = ANY($2::uuid[])
+ORDER BY d.updated_at DESC, d.id, k.chunk_index
+LIMIT $3;
+
 -- name: select_hits
 SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
        k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,

@@ -596,7 +596,7 @@ class FindDocumentsByContentResponse(_message.Message):
     def __init__(self, matches: _Optional[_Iterable[_Union[ContentMatch, _Mapping]]] = ...) -> None: ...
 
 class SearchChunksRequest(_message.Message):
-    __slots__ = ("collection_ids", "query", "query_embedding", "embedding_model", "limit", "dense_weight", "text_weight", "rrf_k")
+    __slots__ = ("collection_ids", "query", "query_embedding", "embedding_model", "limit", "dense_weight", "text_weight", "rrf_k", "fill_to_limit")
     COLLECTION_IDS_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     QUERY_EMBEDDING_FIELD_NUMBER: _ClassVar[int]
@@ -605,6 +605,7 @@ class SearchChunksRequest(_message.Message):
     DENSE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     TEXT_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     RRF_K_FIELD_NUMBER: _ClassVar[int]
+    FILL_TO_LIMIT_FIELD_NUMBER: _ClassVar[int]
     collection_ids: _containers.RepeatedScalarFieldContainer[str]
     query: str
     query_embedding: _containers.RepeatedScalarFieldContainer[float]
@@ -613,7 +614,8 @@ class SearchChunksRequest(_message.Message):
     dense_weight: float
     text_weight: float
     rrf_k: float
-    def __init__(self, collection_ids: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., query_embedding: _Optional[_Iterable[float]] = ..., embedding_model: _Optional[str] = ..., limit: _Optional[int] = ..., dense_weight: _Optional[float] = ..., text_weight: _Optional[float] = ..., rrf_k: _Optional[float] = ...) -> None: ...
+    fill_to_limit: bool
+    def __init__(self, collection_ids: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., query_embedding: _Optional[_Iterable[float]] = ..., embedding_model: _Optional[str] = ..., limit: _Optional[int] = ..., dense_weight: _Optional[float] = ..., text_weight: _Optional[float] = ..., rrf_k: _Optional[float] = ..., fill_to_limit: _Optional[bool] = ...) -> None: ...
 
 class SearchChunksResponse(_message.Message):
     __slots__ = ("hits",)

@@ -19,6 +19,11 @@ async def _init_connection(connection: asyncpg.Connection[Any]) -> None:
     await connection.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+# What a loop that must outlive a moment without the database (a heartbeat, a job queue, a
+# sweep) catches: no connection, a lost one, or an error PostgreSQL answered.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
 async def create_pool(dsn: str, settings: DatabaseSettings, *, schema: str) -> asyncpg.Pool[Any]:
     """A pool whose connections see the service's own schema first."""
     pool = await asyncpg.create_pool(

@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from cograph_db import Connection, Queries
+from cograph_db import DATABASE_ERRORS, Connection, Queries
 
 log = logging.getLogger(__name__)
 
@@ -155,5 +155,5 @@ async def beat(
         try:
             async with pool.acquire() as connection:
                 await JobStore(connection).heartbeat(job_id, *progress())
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DATABASE_ERRORS:
             log.warning("heartbeat of job %s failed", job_id, exc_info=True)

@@ -278,7 +278,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         return pb.ReEmbedCollectionResponse(job=job_to_pb(job))
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
-        ids = [parse_id(value, "collection") for value in request.collection_ids]
+        ids = parse_ids(request.collection_ids, "collection")
         page = page_request(request.page.page_size, request.page.page_token, 2)
         async with self._pool.acquire() as connection:
             rows = await JobStore(connection).find(

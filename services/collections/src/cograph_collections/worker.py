@@ -21,6 +21,7 @@ import asyncpg
 from prometheus_client import Gauge, Histogram
 
 from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind, beat
+from cograph_db import DATABASE_ERRORS
 from cograph_settings import CollectionsSettings
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Worker:
         while not self._stopping:
             try:
                 ran = await self.run_once()
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            except DATABASE_ERRORS:
                 log.exception("job worker cannot reach the database; retrying")
                 ran = False
             if not ran and not self._stopping:
@@ -112,7 +113,7 @@ class Worker:
                     for job_id in await store.sweep(self._settings.stale_after_seconds):
                         log.warning("job %s lost its worker; marked error", job_id)
                     JOBS_QUEUED.set(await store.queued())
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            except DATABASE_ERRORS:
                 log.exception("stale-job sweep failed; retrying")
             await asyncio.sleep(self._settings.heartbeat_seconds)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from cograph_db import DATABASE_ERRORS
 from cograph_embeddings import EmbeddingError
 from cograph_grpc import FailedPrecondition, NotFound
 from cograph_repodocs.git import GitError
@@ -132,7 +133,7 @@ class SyncRunner:
         try:
             async with self._pool.acquire() as connection:
                 await SyncStore(connection).fail(sync_id, message)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DATABASE_ERRORS:
             # The heartbeat stops with us: the next sync will mark this one abandoned.
             log.exception("could not record the failure of sync %s", sync_id)
 
@@ -142,7 +143,7 @@ class SyncRunner:
             try:
                 async with self._pool.acquire() as connection:
                     await SyncStore(connection).heartbeat(sync_id)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            except DATABASE_ERRORS:
                 log.warning("heartbeat of sync %s failed", sync_id, exc_info=True)
 
     async def stop(self) -> None:

@@ -6,6 +6,7 @@ Tests that need repodocs RPCs skip until the service implements them (see helper
 from __future__ import annotations
 
 import subprocess
+import uuid
 from pathlib import Path
 
 import httpx
@@ -226,6 +227,9 @@ async def test_a_repository_synced_read_and_searched(
         assert hit["related_repo_doc_chunks"][0]["chunk"]["citation"]
         docs = (await gateway.get(f"{REPO}/code/{hit['node']['id']}/docs", headers=alice)).json()
         assert docs["chunks"]
+        no_such_node = await gateway.get(f"{REPO}/code/{uuid.uuid4()}/docs", headers=alice)
+        is_problem(no_such_node, 404)
+        assert "has no code node" in no_such_node.json()["detail"]
     else:  # the code store failing is reported, and the answer is still a 200
         assert [f["store"] for f in found.json()["failures"]] == ["code"]
     lines = (await gateway.get(f"{REPO}/files/tools.py", params={"start": 1, "end": 1}, headers=alice)).json()

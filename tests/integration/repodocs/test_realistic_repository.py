@@ -4,6 +4,7 @@ agent ask of it, through the real gRPC server, the real database and the real mo
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import asyncpg
@@ -256,7 +257,12 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
     outside = await service.stub.GetRelatedDocChunks(
         pb.GetRelatedDocChunksRequest(repository_ids=[], code_node_ids=[serve_id])
     )
-    assert [list(r.chunks) for r in outside.related] == [[]]
+    assert list(outside.related) == []  # a node outside the scope is not there at all
+    unknown = str(uuid.uuid4())
+    mixed = await service.stub.GetRelatedDocChunks(
+        pb.GetRelatedDocChunksRequest(repository_ids=[rid], code_node_ids=[unknown, load_id])
+    )
+    assert [r.code_node_id for r in mixed.related] == [load_id]
     chunk = await service.stub.GetChunk(pb.GetChunkRequest(repository_id=rid, chunk_id=first.chunk.id))
     assert chunk.chunk == first.chunk
     document = await service.stub.GetDocument(

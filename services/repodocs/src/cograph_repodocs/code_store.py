@@ -155,6 +155,13 @@ class CodeStore:
         rows = await self._db.fetch(SQL.select_symbol_index, repository_id)
         return [(str(row["id"]), row["name"], row["qualified_name"], row["path"]) for row in rows]
 
+    async def in_scope(
+        self, node_ids: Sequence[uuid.UUID], repository_ids: Sequence[uuid.UUID]
+    ) -> set[uuid.UUID]:
+        """Those of node_ids that belong to one of repository_ids."""
+        rows = await self._db.fetch(SQL.select_nodes_in_scope, list(node_ids), list(repository_ids))
+        return {row["id"] for row in rows}
+
     async def count(self, repository_id: uuid.UUID) -> int:
         count: int = await self._db.fetchval(SQL.count_nodes, repository_id)
         return count

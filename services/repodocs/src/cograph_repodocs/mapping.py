@@ -228,7 +228,7 @@ def node_to_pb(row: CodeNodeRow) -> pb.CodeNode:
 
 
 def related_to_pb(node_ids: list[uuid.UUID], rows: list[RelatedChunkRow]) -> list[pb.RelatedDocChunks]:
-    """One entry per requested node, in request order; a node nothing mentions has no chunks."""
+    """One entry per node of node_ids, in their order; a node nothing mentions has no chunks."""
     by_node: dict[uuid.UUID, list[pb.RelatedDocChunk]] = {node_id: [] for node_id in node_ids}
     for row in rows:
         by_node[row.code_node_id].append(

@@ -27,6 +27,7 @@ from cograph_grpc import (
 )
 from cograph_repodocs import reader, rules
 from cograph_repodocs.checkouts import Checkouts
+from cograph_repodocs.code_store import CodeStore
 from cograph_repodocs.document_store import DocumentStore
 from cograph_repodocs.files import read_range
 from cograph_repodocs.mapping import (
@@ -258,8 +259,10 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
             raise InvalidArgument(f"ask for at most {rules.MAX_RELATED_NODES} code nodes at once")
         limit = rules.related_limit(request.limit)
         async with self._pool.acquire() as connection:
+            known = await CodeStore(connection).in_scope(node_ids, scope)
             rows = await DocumentStore(connection).related(node_ids, scope, limit)
-        return pb.GetRelatedDocChunksResponse(related=related_to_pb(node_ids, rows))
+        found = [node_id for node_id in node_ids if node_id in known]
+        return pb.GetRelatedDocChunksResponse(related=related_to_pb(found, rows))
 
     # Source.
 

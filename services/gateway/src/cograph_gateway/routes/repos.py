@@ -386,8 +386,10 @@ class ReposController(Controller):
                 repository_ids=[found.repository_id], code_node_ids=[node_id], limit=limit
             )
         )
-        chunks = [related_from_pb(c) for r in response.related if r.code_node_id == node_id for c in r.chunks]
-        return CodeDocs(node_id=node_id, chunks=chunks)
+        entry = next((r for r in response.related if r.code_node_id == node_id), None)
+        if entry is None:
+            raise Problem(404, f"repository {host}/{owner}/{name} has no code node {node_id}")
+        return CodeDocs(node_id=node_id, chunks=[related_from_pb(chunk) for chunk in entry.chunks])
 
     @get(
         REPO + "/files/{path:path}",

@@ -38,6 +38,9 @@ UPDATE code_nodes SET embedding = $2, embedding_model = $3, embedding_dim = $4 W
 -- name: select_symbol_index
 SELECT id, name, qualified_name, path FROM code_nodes WHERE repository_id = $1;
 
+-- name: select_nodes_in_scope
+SELECT id FROM code_nodes WHERE id = ANY($1::uuid[]) AND repository_id = ANY($2::uuid[]);
+
 -- name: count_nodes
 SELECT count(*) FROM code_nodes WHERE repository_id = $1;
 

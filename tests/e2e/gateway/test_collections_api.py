@@ -242,6 +242,14 @@ async def test_a_group_grant_gives_read_access_until_removed(gateway: httpx.Asyn
     removed = await gateway.delete(f"{url}/grants/support", headers=alice)
     assert removed.status_code == 204
     is_problem(await gateway.get(url, headers=bob), 403)
+    # An identity provider's group path holds '/': sent percent-encoded, it is withdrawn exactly.
+    for group in ("/eng/backend", "eng/backend"):
+        assert (await gateway.post(f"{url}/grants", json={"group": group}, headers=alice)).status_code == 201
+    encoded = await gateway.delete(f"{url}/grants/%2Feng%2Fbackend", headers=alice)
+    assert encoded.status_code == 204, encoded.text
+    assert (await gateway.get(url, headers=alice)).json()["group_grants"] == ["eng/backend"]
+    assert (await gateway.delete(f"{url}/grants/eng%2Fbackend", headers=alice)).status_code == 204
+    assert (await gateway.get(url, headers=alice)).json()["group_grants"] == []
     is_problem(await gateway.get(f"{url}/documents", headers=bob), 403)
     assert (await gateway.get("/api/md-collections", headers=bob)).json()["items"] == []
 
@@ -331,3 +339,65 @@ async def test_the_parser_warnings_reach_the_uploader_and_the_document(
     document = (await gateway.get(f"{base}/{uploaded.json()['document_id']}", headers=alice)).json()
     assert document["metadata"]["warnings"] == expected
     assert document["title"] == "Release notes"
+
+
+async def test_pages_follow_tokens_of_long_sort_keys(gateway: httpx.AsyncClient, auth: Auth) -> None:
+    """A token holds the last row's sort key: long names and source keys make long tokens, and
+    the gateway takes back every token the services issue."""
+    alice = auth["alice"]
+    marker = uuid.uuid4().hex[:8]  # only this test's collections match it
+    names = [f"{letter * 190} {marker}" for letter in "abc"]
+    for name in names:
+        await create_collection(gateway, alice, name)
+    listed: list[str] = []
+    token = None
+    while True:
+        params: dict[str, str | int] = {"page_size": 1, "query": marker}
+        if token:
+            params["page_token"] = token
+        page = await gateway.get("/api/md-collections", params=params, headers=alice)
+        assert page.status_code == 200, page.text
+        listed += [c["name"] for c in page.json()["items"]]
+        token = page.json()["next_page_token"]
+        if token is None:
+            break
+        assert len(token) > 200
+    assert listed == names
+
+    base = f"/api/md-collections/{(await create_collection(gateway, alice, 'Deep'))['id']}/documents"
+    keys = [f"{'n' * 600}/{index}.md" for index in range(3)]
+    batch = [{"source_key": key, "content": f"# Page {index}\n"} for index, key in enumerate(keys)]
+    assert (await gateway.post(f"{base}/batch", json={"documents": batch}, headers=alice)).status_code == 201
+    seen: list[str] = []
+    token = None
+    while True:
+        params = {"page_size": 1, **({"page_token": token} if token else {})}
+        page = await gateway.get(base, params=params, headers=alice)
+        assert page.status_code == 200, page.text
+        seen += [d["source_key"] for d in page.json()["items"]]
+        token = page.json()["next_page_token"]
+        if token is None:
+            break
+    assert seen == keys
+
+
+async def test_the_batch_limit_is_the_services_setting_and_size_limits_are_413(
+    gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    alice = auth["alice"]
+    base = f"/api/md-collections/{(await create_collection(gateway, alice))['id']}/documents"
+    documents = [{"source_key": f"{index}.md", "content": "# A\n"} for index in range(1001)]
+    over = is_problem(await gateway.post(f"{base}/batch", json={"documents": documents}, headers=alice), 400)
+    assert over["detail"] == "a batch holds at most 1000 documents; this one has 1001"  # the configured limit
+
+    # Over the gateway's request size limit: 413 whichever way the body is sent.
+    huge = b"x" * (64 * 2**20 + 1024)
+    as_json = await gateway.post(
+        base,
+        content=b'{"source_key": "a.md", "content": "' + huge + b'"}',
+        headers={**alice, "content-type": "application/json"},
+    )
+    is_problem(as_json, 413)
+    as_file = await gateway.post(base, files={"file": ("a.md", huge, "text/markdown")}, headers=alice)
+    assert "too large" in is_problem(as_file, 413)["detail"]
+    assert (await gateway.get(base, headers=alice)).json()["items"] == []

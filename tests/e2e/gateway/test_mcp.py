@@ -83,6 +83,7 @@ async def test_an_agent_lists_the_tools_and_calls_each(
 
         collections = _ok(await client.call_tool("cograph_collections", {}))
         assert [c["id"] for c in collections["collections"]] == [cid]
+        assert collections["collections"][0]["citation"] == f"collection/{cid}"
 
         document = _ok(
             await client.call_tool(
@@ -146,9 +147,17 @@ async def test_an_agent_lists_the_tools_and_calls_each(
             await client.call_tool("cograph_read_chunk", {"chunk_id": "x", "collection_id": cid})
         )
         assert "exactly one" in _error(await client.call_tool("cograph_read_chunk", {"chunk_id": chunk_id}))
-        assert _error(
+        # Arguments outside a tool's schema are refused like any other bad input: named, and 400.
+        wrong_mode = _error(
             await client.call_tool("cograph_retrieve", {"query": "x", "repository": "r", "mode": "graph"})
         )
+        assert "mode" in wrong_mode
+        assert wrong_mode.endswith("(HTTP 400)"), wrong_mode
+        assert _error(
+            await client.call_tool(
+                "cograph_collection_search", {"collection_id": cid, "query": "x", "limit": 0}
+            )
+        ).endswith("(HTTP 400)")
 
     # The same policy as REST: bob reads no private collection of alice's, and lists none.
     async with mcp_client(system.gateway_url, auth["bob"], mode) as client:
@@ -313,3 +322,27 @@ async def test_retrieve_in_wiki_mode_narrows_to_document_kinds(
         )
         assert 'use it with mode "wiki"' in with_code
         assert "HTTP 400" in with_code
+
+
+async def test_the_endpoint_takes_json_posts_only_and_refuses_in_problem_json(
+    system: System, auth: Auth
+) -> None:
+    """Stateless: a GET (an event stream that would never end) or a DELETE of a session is a
+    405 at once; an oversized body is a 413. Both are problem+json, like every REST refusal."""
+    async with httpx.AsyncClient(base_url=system.gateway_url, timeout=10) as http:
+        for method in ("GET", "DELETE"):
+            refused = await http.request(
+                method, "/mcp", headers={**auth["alice"], "accept": "text/event-stream, application/json"}
+            )
+            assert refused.status_code == 405, refused.text
+            assert refused.headers["content-type"] == "application/problem+json"
+            assert refused.headers["allow"] == "POST"
+            assert "POST" in refused.json()["detail"]
+        oversized = await http.post(
+            "/mcp",
+            content=b"{" + b" " * (1024 * 1024 + 1) + b"}",
+            headers={**auth["alice"], "content-type": "application/json", "accept": "application/json"},
+        )
+        assert oversized.status_code == 413, oversized.text
+        assert oversized.headers["content-type"] == "application/problem+json"
+        assert "1024 KiB" in oversized.json()["detail"]

@@ -22,7 +22,7 @@ from cograph_collections.service import Collections
 from cograph_collections.worker import Worker
 from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
-from cograph_grpc import FailedPrecondition
+from cograph_grpc import FailedPrecondition, NotFound
 from support.collections import Running
 from support.threads import in_another_thread
 
@@ -411,3 +411,24 @@ async def test_a_re_embed_never_undoes_an_upload_or_a_delete_made_while_it_runs(
         assert "a.md" not in stored
     # b.md was re-chunked with today's parameters all the same.
     assert {c["chunker_max_chars"] for c in chunks} == {MarkdownChunker().params.max_chars}
+
+
+async def test_work_on_a_collection_deleted_meanwhile_is_not_found(
+    service: Running, embedder: EmbeddingProvider, database: str
+) -> None:
+    """The gRPC handlers look a collection up first; one deleted between that and the job row
+    is NOT_FOUND (no foreign-key INTERNAL), with nothing written."""
+    gone = uuid.uuid4()
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        with pytest.raises(NotFound, match=f"collection {gone} does not exist"):
+            await collections.upload(gone, [Upload("a.md", b"# A\n")], "alice")
+        async with pool.acquire() as connection:
+            with pytest.raises(NotFound):
+                await JobStore(connection).enqueue(gone, Kind.EMBED)
+            assert (
+                await connection.fetchval("SELECT count(*) FROM md_jobs WHERE collection_id = $1", gone) == 0
+            )
+    finally:
+        await pool.close()

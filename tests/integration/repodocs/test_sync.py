@@ -328,3 +328,17 @@ async def test_empty_documents_are_unchanged_on_later_syncs(service: Running, tm
     for _ in range(2):
         assert counters(await service.sync(rid)) == (3, 0, 0, 3, 0, 0)
     assert len(service.provider.texts) == embedded
+
+
+async def test_a_failed_sync_never_shows_where_the_checkout_lies(service: Running, tmp_path: Path) -> None:
+    """Every reader of a repository sees its syncs' errors; the checkout path is for
+    administrators only, so the error names it "<checkout>"."""
+    origin = GitRepo(tmp_path / "local-checkout")
+    origin.commit("first", {"README.md": "# Local\n"})
+    repository = await service.register("local", checkout_path=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    origin.root.rename(tmp_path / "moved")
+    failed = await service.sync(repository.id)
+    assert failed.status == pb.SYNC_STATUS_ERROR
+    assert failed.error == "checkout path <checkout> is not a directory any more"
+    assert str(tmp_path) not in failed.error

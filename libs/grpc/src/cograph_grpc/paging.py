@@ -53,4 +53,4 @@ def next_page_token(rows: Sequence[T], page: PageRequest, key: Callable[[T], Seq
     if len(rows) <= page.size:
         return ""
     last = [str(part) for part in key(rows[page.size - 1])]
-    return base64.urlsafe_b64encode(json.dumps(last).encode()).decode()
+    return base64.urlsafe_b64encode(json.dumps(last, ensure_ascii=False).encode()).decode()  # UTF-8: shorter

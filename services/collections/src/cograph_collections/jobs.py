@@ -15,6 +15,7 @@ import asyncpg
 import msgspec
 
 from cograph_db import DATABASE_ERRORS, Connection, Queries
+from cograph_grpc import NotFound
 
 log = logging.getLogger(__name__)
 
@@ -74,23 +75,29 @@ class JobStore:
         payload: dict[str, Any] | None = None,
     ) -> uuid.UUID:
         """Queue a job (or join the identical one already queued) and wake the workers."""
-        job_id: uuid.UUID = await self._db.fetchval(
-            SQL.insert_job,
-            collection_id,
-            kind.value,
-            Status.QUEUED.value,
-            requested_by,
-            retry_of,
-            payload or {},
-        )
+        job_id = await self._insert(collection_id, kind, Status.QUEUED, requested_by, retry_of, payload or {})
         await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
         return job_id
 
     async def start_inline(self, collection_id: uuid.UUID, kind: Kind, requested_by: str) -> uuid.UUID:
         """A job run by the caller itself (an upload): born running, so no worker ever claims it."""
-        job_id: uuid.UUID = await self._db.fetchval(
-            SQL.insert_job, collection_id, kind.value, Status.RUNNING.value, requested_by, None, {}
-        )
+        return await self._insert(collection_id, kind, Status.RUNNING, requested_by, None, {})
+
+    async def _insert(
+        self,
+        collection_id: uuid.UUID,
+        kind: Kind,
+        status: Status,
+        requested_by: str,
+        retry_of: uuid.UUID | None,
+        payload: dict[str, Any],
+    ) -> uuid.UUID:
+        try:
+            job_id: uuid.UUID = await self._db.fetchval(
+                SQL.insert_job, collection_id, kind.value, status.value, requested_by, retry_of, payload
+            )
+        except asyncpg.ForeignKeyViolationError:  # deleted since the caller looked it up
+            raise NotFound(f"collection {collection_id} does not exist") from None
         return job_id
 
     async def claim(self, worker: str) -> Claimed | None:

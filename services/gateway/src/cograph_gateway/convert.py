@@ -158,8 +158,8 @@ def access_from_pb(entry: cpb.CollectionAccess) -> CollectionAccess:
     )
 
 
-def collection_citation(collection_id: str, anchor: str) -> str:
-    """The citable address of a collection section: collection/<id>#<anchor>."""
+def collection_citation(collection_id: str, anchor: str = "") -> str:
+    """The citable address of a collection or one of its sections: collection/<id>[#<anchor>]."""
     return f"collection/{collection_id}#{anchor}" if anchor else f"collection/{collection_id}"
 
 

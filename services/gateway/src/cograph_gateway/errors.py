@@ -88,6 +88,8 @@ async def send_problem(send: Send, status: int, detail: str) -> None:
     headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    elif status == 405:
+        headers.append((b"allow", b"POST"))
     start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
     await send(start)
     end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}

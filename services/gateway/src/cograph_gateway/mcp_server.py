@@ -22,7 +22,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
@@ -34,6 +35,7 @@ from cograph_gateway.backends import Backends
 from cograph_gateway.errors import Problem, grpc_status, send_problem
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, AuthenticationError, Authenticator, Principal
 from cograph_gateway.policy import Operation
+from cograph_gateway.routes.common import MAX_PAGE_TOKEN
 from cograph_gateway.routes.repos import check_file_path, check_range
 from cograph_gateway.routes.search import route
 from cograph_settings import Settings
@@ -174,6 +176,7 @@ class RouteResult(BaseModel):
 
 
 class CollectionInfo(BaseModel):
+    citation: str = Field(description="collection/<id>")
     id: str
     name: str
     description: str
@@ -386,7 +389,7 @@ class CographTools:
         ctx: Ctx,
         query: Annotated[str, Field(max_length=200, description="Filter on name and description.")] = "",
         page_token: Annotated[
-            str, Field(max_length=200, description="next_page_token of the last call.")
+            str, Field(max_length=MAX_PAGE_TOKEN, description="next_page_token of the last call.")
         ] = "",
     ) -> CollectionList:
         principal = _principal(ctx)
@@ -399,6 +402,7 @@ class CographTools:
         return CollectionList(
             collections=[
                 CollectionInfo(
+                    citation=convert.collection_citation(c.id),
                     id=c.id,
                     name=c.name,
                     description=c.description,
@@ -593,15 +597,41 @@ TOOL_DESCRIPTIONS = {
     ),
     "cograph_read_file_range": (
         "Exact lines of a source file of a repository at its synced commit (Python, Go, TypeScript, "
-        "JavaScript); line numbers are 1-based and inclusive. Use it to quote code verbatim."
+        "JavaScript); line numbers are 1-based and inclusive. Use it to quote code verbatim. A "
+        "repository registered by checkout path is read as its directory is now."
     ),
 }
 
 
+class _Server(MCPServer[Any]):
+    """Arguments that do not fit a tool's schema are refused like any other bad input: a tool
+    error that names each argument and what is wrong with it, ending in (HTTP 400)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            problems = error.__cause__.errors(include_url=False)
+            wrong = "; ".join(_argument_problem(problem) for problem in problems)
+            raise ToolError(f"invalid arguments for {name}: {wrong} (HTTP 400)") from None
+
+
+def _argument_problem(problem: ErrorDetails) -> str:
+    """`where: what is wrong (given …)`, the value shown when it is a short scalar."""
+    where = ".".join(map(str, problem["loc"])) or "arguments"
+    given = problem.get("input")
+    if problem["type"] == "missing" or not isinstance(given, str | int | float | bool):
+        return f"{where}: {problem['msg']}"
+    shown = repr(given)
+    return f"{where}: {problem['msg']} (given {shown[:80]}{'…' if len(shown) > 80 else ''})"
+
+
 def create_mcp_server(backends: Backends, access: Access) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
-        name="cograph", title="Cograph Document RAG", instructions=INSTRUCTIONS
-    )
+    server = _Server(name="cograph", title="Cograph Document RAG", instructions=INSTRUCTIONS)
     tools = CographTools(backends, access)
     handlers: dict[str, Callable[..., Awaitable[BaseModel]]] = {
         "cograph_retrieve": tools.retrieve,
@@ -632,6 +662,9 @@ def _transport_security(settings: Settings) -> TransportSecuritySettings:
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
 
+MAX_MCP_BODY = 1024 * 1024  # a tool call is a query and a few ids, never a document
+
+
 class McpEndpoint:
     """The ASGI app mounted at /mcp: authenticates like REST, then hands over to the SDK."""
 
@@ -648,7 +681,7 @@ class McpEndpoint:
             stateless_http=True,
             json_response=True,
             transport_security=_transport_security(settings),
-            max_request_body_size=1024 * 1024,
+            max_request_body_size=MAX_MCP_BODY,
         )
         self.session_manager: StreamableHTTPSessionManager = self.server.session_manager
 
@@ -660,6 +693,13 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if scope.get("method") != "POST":  # stateless: no event stream to open, no session to end
+            await send_problem(send, 405, "the MCP endpoint answers POST requests only (stateless, JSON)")
+            return
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_MCP_BODY:
+            await send_problem(send, 413, f"an MCP request may be at most {MAX_MCP_BODY // 1024} KiB")
+            return
         try:
             principal = await self._authenticator.authenticate(headers.get("authorization"))
         except AuthenticationError as error:

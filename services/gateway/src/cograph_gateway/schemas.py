@@ -116,7 +116,8 @@ class DocumentUpload(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class BatchUpload(msgspec.Struct, forbid_unknown_fields=True):
-    documents: Annotated[list[DocumentUpload], Meta(min_length=1, max_length=1000)]
+    # How many a batch may hold is the collections service's setting (max_batch_documents).
+    documents: Annotated[list[DocumentUpload], Meta(min_length=1)]
 
 
 class DocumentError(msgspec.Struct):

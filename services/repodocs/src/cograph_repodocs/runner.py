@@ -14,6 +14,7 @@ import contextlib
 import logging
 import traceback
 import uuid
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -108,19 +109,21 @@ class SyncRunner:
 
     async def _run(self, repository_id: uuid.UUID, sync_id: uuid.UUID, force_relink: bool) -> None:
         heartbeat = asyncio.create_task(self._beat(sync_id), name=f"heartbeat-{sync_id}")
+        root: Path | None = None
         try:
             async with self._pool.acquire() as connection:
                 await SyncStore(connection).mark_running(sync_id)
                 repository = await RepositoryStore(connection).get(repository_id)
             if repository is None:
                 raise NotFound("the repository was removed")
+            root = self._pipeline.checkout_root(repository)
             await self._pipeline.run(repository, sync_id, force_relink=force_relink)
         except asyncio.CancelledError:
             await asyncio.shield(self._fail(sync_id, INTERRUPTED))
             raise
         except Exception as error:
             log.warning("sync %s of repository %s failed", sync_id, repository_id, exc_info=True)
-            await self._fail(sync_id, describe(error))
+            await self._fail(sync_id, describe(error, root))
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -155,16 +158,20 @@ class SyncRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def describe(error: Exception) -> str:
-    """The message a sync record keeps: the cause in words, never a stack trace."""
+def describe(error: Exception, checkout: Path | None = None) -> str:
+    """The message a sync record keeps: the cause in words, never a stack trace. Every reader
+    of the repository sees it, so the checkout's place on the server (shown to administrators
+    only) becomes "<checkout>"."""
     if isinstance(error, GitError | EmbeddingError):
-        return str(error)
-    if isinstance(error, asyncpg.PostgresError):
-        return f"database error: {error}"
-    if not str(error):
+        message = str(error)
+    elif isinstance(error, asyncpg.PostgresError):
+        message = f"database error: {error}"
+    elif not str(error):
         # A timeout says nothing by itself: where it struck is the only clue left.
-        return f"{type(error).__name__} (no message) in {raised_in(error)}"
-    return f"{type(error).__name__}: {error}"
+        message = f"{type(error).__name__} (no message) in {raised_in(error)}"
+    else:
+        message = f"{type(error).__name__}: {error}"
+    return message.replace(str(checkout), "<checkout>") if checkout is not None else message
 
 
 def raised_in(error: Exception) -> str:

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -61,6 +62,9 @@ class SyncPipeline:
         self._checkouts = checkouts
         self._max_file_bytes = max_file_bytes
         self._chunker = WordWindowChunker()
+
+    def checkout_root(self, repository: RepositoryRow) -> Path:
+        return self._checkouts.root(repository)
 
     async def run(self, repository: RepositoryRow, sync_id: uuid.UUID, *, force_relink: bool) -> SyncResult:
         async with self._pool.acquire() as connection:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Request, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
@@ -25,7 +25,14 @@ from cograph_gateway.convert import (
 from cograph_gateway.errors import Problem, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import DEFAULT_PAGE_SIZE, CollectionId, PageSize, PageToken, next_token
+from cograph_gateway.routes.common import (
+    DEFAULT_PAGE_SIZE,
+    CollectionId,
+    PageSize,
+    PageToken,
+    granted_group,
+    next_token,
+)
 from cograph_gateway.schemas import (
     Collection,
     CollectionCreate,
@@ -164,7 +171,7 @@ class CollectionsController(Controller):
         return collection_from_pb(response.collection)
 
     @delete(
-        "/{collection_id:str}/grants/{group:str}",
+        "/{collection_id:str}/grants/{group:path}",
         summary="Withdraw a group's grant (owner or admin)",
         responses=problem_responses(403, 404),
     )
@@ -172,13 +179,16 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         group: FromPath[str],
+        request: Request[Any, Any, Any],
         principal: NamedDependency[Principal],
         backends: NamedDependency[Backends],
         access: NamedDependency[Access],
     ) -> None:
         found = await access.collection(principal, Operation.REMOVE_COLLECTION_GRANT, collection_id)
         await backends.collections.RemoveGrant(
-            cpb.RemoveGrantRequest(collection_id=found.collection_id, group=group.strip())
+            cpb.RemoveGrantRequest(
+                collection_id=found.collection_id, group=granted_group(request, group).strip()
+            )
         )
 
     @post(

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
+from urllib.parse import unquote_to_bytes
 
+from litestar import Request
 from litestar.params import PathParameter, QueryParameter
+
+from cograph_gateway.errors import Problem
 
 # The services cap a page at 500 rows; asking for more is a mistake worth a 400, not a silent cap.
 PageSize = Annotated[
     int, QueryParameter(ge=1, le=500, description="Items per page (1 to 500); the default is 50.")
 ]
+# A token carries the last row's sort key (a source key or path of up to a few KiB), base64-encoded.
+MAX_PAGE_TOKEN = 16384
 PageToken = Annotated[
     str,
     QueryParameter(
-        max_length=200,
+        max_length=MAX_PAGE_TOKEN,
         description="The next_page_token of the previous page; omit it for the first page.",
     ),
 ]
@@ -35,3 +41,17 @@ DocumentId = Annotated[str, uuid_path("document")]
 ChunkId = Annotated[str, uuid_path("chunk")]
 JobId = Annotated[str, uuid_path("job")]
 NodeId = Annotated[str, uuid_path("code node")]
+
+
+def granted_group(request: Request[Any, Any, Any], routed: str) -> str:
+    """The group a `.../grants/{group}` path names. Group names may hold '/' (an identity
+    provider's group path such as /eng/backend, sent as %2Feng%2Fbackend); the router has
+    decoded that before matching, so the name is read from the raw path, after its last
+    /grants/. `routed` (the router's reading) serves when the server gives no raw path."""
+    raw: bytes | None = request.scope.get("raw_path")
+    if not raw or b"/grants/" not in raw:
+        return routed.removeprefix("/")
+    try:
+        return unquote_to_bytes(raw.rsplit(b"/grants/", 1)[1]).decode()
+    except UnicodeDecodeError:
+        raise Problem(400, "the group name in the path is not UTF-8") from None

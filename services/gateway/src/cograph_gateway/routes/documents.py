@@ -104,6 +104,8 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
         try:
             form = await request.form()
         except ClientException as error:
+            if error.status_code == 413:  # over the request size limit, as a JSON body would be
+                raise Problem(413, f"the multipart body is too large: {error.detail}") from None
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
         try:
             if len(form.getall("file", [])) > 1:

@@ -7,9 +7,9 @@ Input is validated before the repository is looked up, so a 400 never depends on
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -44,6 +44,7 @@ from cograph_gateway.routes.common import (
     NodeId,
     PageSize,
     PageToken,
+    granted_group,
     next_token,
 )
 from cograph_gateway.schemas import (
@@ -171,7 +172,7 @@ class ReposController(Controller):
         return repository_from_pb(response.repository, show_checkout_path=principal.admin)
 
     @delete(
-        REPO + "/grants/{group:str}",
+        REPO + "/grants/{group:path}",
         summary="Withdraw a group's grant (owner or admin)",
         responses=_WRITE_RESPONSES,
     )
@@ -181,13 +182,16 @@ class ReposController(Controller):
         owner: FromPath[str],
         name: FromPath[str],
         group: FromPath[str],
+        request: Request[Any, Any, Any],
         principal: NamedDependency[Principal],
         backends: NamedDependency[Backends],
         access: NamedDependency[Access],
     ) -> None:
         found = await access.repository(principal, Operation.REMOVE_REPOSITORY_GRANT, host, owner, name)
         await backends.repodocs.RemoveRepositoryGrant(
-            rpb.RemoveRepositoryGrantRequest(repository_id=found.repository_id, group=group.strip())
+            rpb.RemoveRepositoryGrantRequest(
+                repository_id=found.repository_id, group=granted_group(request, group).strip()
+            )
         )
 
     @post(
@@ -394,6 +398,7 @@ class ReposController(Controller):
     @get(
         REPO + "/files/{path:path}",
         summary="Lines of a source file at the synced commit (Python, Go, TypeScript, JavaScript)",
+        description="A repository registered by checkout path is read as its directory is now.",
         responses=_RESPONSES,
     )
     async def read_file(

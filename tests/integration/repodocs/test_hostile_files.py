@@ -146,3 +146,75 @@ async def test_a_fifo_among_the_source_files_is_skipped_not_waited_on(
     assert [(s.path, s.reason) for s in sync.skipped] == [
         ("pipe.py", "not parsed for symbols: not a regular file")
     ]
+
+
+async def test_a_path_or_symbol_name_too_long_for_an_index_is_skipped_and_syncs_go_on(
+    service: Running, tmp_path: Path
+) -> None:
+    """A legal path of 2,700+ bytes or a 3,000-letter function name would not fit PostgreSQL's
+    btree rows: the file or the symbol is skipped with a reason, everything else is indexed, and
+    the next sync succeeds too."""
+    root = tmp_path / "work"
+    # Each name fits the file system; the whole path does not fit an index row.
+    deep = root / "docs" / "/".join(["d" * 200] * 13)
+    deep.mkdir(parents=True)
+    (deep / "page.md").write_text("# Deep\n")
+    (deep / "deep.py").write_text("def deep():\n    pass\n")
+    (root / "README.md").write_text("# Root\n\nCall `ok` here.\n")
+    (root / "app.py").write_text(f"def ok():\n    pass\n\ndef {'f' * 3000}():\n    pass\n")
+    repository = await service.register("long", checkout_path=str(root))
+
+    first = await asyncio.wait_for(service.sync(repository.id), QUICK_SYNC_SECONDS)
+    assert first.status == pb.SYNC_STATUS_SUCCESS, first.error
+    assert first.code_nodes == 1
+    too_long = {
+        "page.md": "path longer than 1024 bytes",
+        "deep.py": "not parsed for symbols: path longer than 1024 bytes",
+    }
+    assert {s.path.rsplit("/", 1)[-1]: s.reason for s in first.skipped} == {
+        **too_long,
+        "app.py": "1 symbol(s) with a name over 1024 bytes not indexed",
+    }
+    # app.py is unchanged now, so it is not parsed again; the long paths are skipped again.
+    second = await asyncio.wait_for(service.sync(repository.id), QUICK_SYNC_SECONDS)
+    assert second.status == pb.SYNC_STATUS_SUCCESS, second.error
+    assert {s.path.rsplit("/", 1)[-1]: s.reason for s in second.skipped} == too_long
+    assert sorted(await service.documents(repository.id)) == ["README.md"]
+
+
+async def test_a_page_lists_its_code_in_the_order_it_mentions_it(service: Running, tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "README.md").write_text("# Root\n\nFirst `zeta_fn`, then `alpha_fn`, then `mid_fn`.\n")
+    (root / "app.py").write_text(
+        "def alpha_fn():\n    pass\n\ndef mid_fn():\n    pass\n\ndef zeta_fn():\n    pass\n"
+    )
+    repository = await service.register("order", checkout_path=str(root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository.id, slug="readme"))
+    assert [node.name for node in page.related_code] == ["zeta_fn", "alpha_fn", "mid_fn"]
+
+
+async def test_pathological_titles_neither_stall_a_sync_nor_the_page_reader(
+    service: Running, tmp_path: Path
+) -> None:
+    """An rst title of a backtick and a long run of spaces made a heading regex backtrack for
+    minutes, holding the interpreter; a long run of '![' made the markdown inline pass quadratic,
+    on the event loop that serves every request. Both now take a moment."""
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "README.md").write_text("# Root\n\n## Usage\n\n" + "![" * 200_000 + "\n")
+    (root / "guide.rst").write_text(
+        "Guide\n=====\n\n`" + " " * 200_000 + "x\n" + "-" * 200_002 + "\n\nText.\n"
+    )
+    repository = await service.register("stall", checkout_path=str(root))
+    sync = await asyncio.wait_for(service.sync(repository.id), QUICK_SYNC_SECONDS)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    pages = {}
+    for slug in ("readme", "guide"):
+        pages[slug] = await asyncio.wait_for(
+            service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository.id, slug=slug)),
+            QUICK_SYNC_SECONDS,
+        )
+    assert [entry.text for entry in pages["readme"].toc] == ["Usage"]
+    assert [entry.text.split() for entry in pages["guide"].toc] == [["`", "x"]]

@@ -185,11 +185,11 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
     readme = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=rid, slug="readme"))
     assert not readme.HasField("previous")
     assert link(readme.next) == "index"
-    assert [n.qualified_name for n in readme.related_code] == [
+    assert [n.qualified_name for n in readme.related_code] == [  # in the order the page names them
         "app.server.serve",
         "app.settings.load_settings",
-        "client.fetchProducts",
         "internal.store.Store",
+        "client.fetchProducts",
     ]
     serve = readme.related_code[0]
     assert (serve.path, serve.start_line, serve.end_line) == ("src/app/server.py", 1, 2)

@@ -4,6 +4,7 @@ what is (not) embedded again, stable ids and slugs, re-linking, failures and con
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from pathlib import Path
 
@@ -342,3 +343,71 @@ async def test_a_failed_sync_never_shows_where_the_checkout_lies(service: Runnin
     assert failed.status == pb.SYNC_STATUS_ERROR
     assert failed.error == "checkout path <checkout> is not a directory any more"
     assert str(tmp_path) not in failed.error
+
+
+async def test_a_sync_given_up_as_abandoned_keeps_nothing_when_it_wakes(
+    settings: Settings,
+    database: str,
+    embedder: EmbeddingProvider,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two replicas. A's sync stalls (held in its embedding) until its heartbeat is stale; B marks
+    it abandoned and syncs the repository itself. When A wakes, its write must not land: its row
+    stays abandoned and no symbol is indexed twice."""
+    checkout = GitRepo(tmp_path / "twin")
+    checkout.commit("first", {"docs/a.md": "# A\n\nCall `f` here.\n", "mod.py": "def f():\n    pass\n"})
+    async with (
+        running_service(settings, database, embedder) as a,
+        running_service(settings, database, embedder) as b,
+    ):
+        repository = await a.register("twin", checkout_path=str(checkout.root))
+        assert (await a.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+        checkout.commit(
+            "second",
+            {
+                "docs/a.md": "# A\n\nCall `f` and `g` here.\n",
+                "mod.py": "def f():\n    pass\n\ndef g():\n    pass\n",
+            },
+        )
+        a.provider.gate = asyncio.Event()
+        stalled = (
+            await a.stub.SyncRepository(pb.SyncRepositoryRequest(repository_id=repository.id, wait=False))
+        ).sync
+        connection = await asyncpg.connect(database)
+        try:
+            sync_id = uuid.UUID(stalled.id)
+            for _ in range(200):  # until A is running (held in the embedding of the changed files)
+                if (
+                    await connection.fetchval("SELECT status FROM repodocs.repo_syncs WHERE id = $1", sync_id)
+                    == "running"
+                ):
+                    break
+                await asyncio.sleep(0.05)
+            await connection.execute(
+                "UPDATE repodocs.repo_syncs SET heartbeat_at = now() - interval '10 minutes' WHERE id = $1",
+                sync_id,
+            )
+            own = await b.sync(repository.id)
+            assert own.status == pb.SYNC_STATUS_SUCCESS, own.error
+            caplog.set_level(logging.WARNING, logger="cograph_repodocs.runner")
+            a.provider.gate.set()
+            for _ in range(400):  # until A's sync has ended (it logs why it failed)
+                if any(stalled.id in record.getMessage() for record in caplog.records):
+                    break
+                await asyncio.sleep(0.05)
+            failure = next(record for record in caplog.records if stalled.id in record.getMessage())
+            assert failure.exc_info is not None
+            assert "marked abandoned by another process" in str(failure.exc_info[1])
+            row = await connection.fetchrow(
+                "SELECT status, error FROM repodocs.repo_syncs WHERE id = $1", sync_id
+            )
+            names = await connection.fetch(
+                "SELECT name, count(*) AS n FROM repodocs.code_nodes WHERE repository_id = $1 GROUP BY name",
+                uuid.UUID(repository.id),
+            )
+        finally:
+            await connection.close()
+    assert row["status"] == "error"
+    assert row["error"].startswith("abandoned")
+    assert {r["name"]: r["n"] for r in names} == {"f": 1, "g": 1}

@@ -17,9 +17,13 @@ from pathlib import Path
 import msgspec
 
 from cograph_repodocs.code_store import NewNode, StoredNode
-from cograph_repodocs.domain.discovery import is_excluded_dir
+from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, is_excluded_dir
 from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
 from cograph_repodocs.sync_store import Skipped
+
+# Names and qualified names are btree keys (PostgreSQL rows of at most about 2.7 KB); no real
+# identifier comes near this, generated or minified code might.
+MAX_NAME_BYTES = 1024
 
 
 class ParsedFile(msgspec.Struct, frozen=True):
@@ -52,6 +56,11 @@ def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeSc
     parsed: list[ParsedFile] = []
     skipped: list[Skipped] = []
     for relative, path in _source_files(root):
+        if len(relative.encode()) > MAX_PATH_BYTES:
+            skipped.append(
+                Skipped(relative, f"not parsed for symbols: path longer than {MAX_PATH_BYTES} bytes")
+            )
+            continue
         try:
             if path.is_symlink():
                 # A link would index the same code twice, or code from outside the checkout.
@@ -79,7 +88,20 @@ def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeSc
         content_hash = hashlib.sha256(data).hexdigest()
         hashes[relative] = content_hash
         if stored.get(relative) != content_hash:
-            parsed.append(ParsedFile(relative, content_hash, extract_symbols(relative, data)))
+            symbols = extract_symbols(relative, data)
+            kept = [
+                s
+                for s in symbols
+                if max(len(s.name.encode()), len(s.qualified_name.encode())) <= MAX_NAME_BYTES
+            ]
+            if len(kept) < len(symbols):
+                dropped = len(symbols) - len(kept)
+                skipped.append(
+                    Skipped(
+                        relative, f"{dropped} symbol(s) with a name over {MAX_NAME_BYTES} bytes not indexed"
+                    )
+                )
+            parsed.append(ParsedFile(relative, content_hash, kept))
     deleted = sorted(set(stored) - set(hashes))
     return CodeScan(hashes=hashes, parsed=parsed, deleted=deleted, skipped=skipped)
 

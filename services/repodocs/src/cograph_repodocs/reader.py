@@ -7,6 +7,7 @@ tree, so they have no siblings or previous/next.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import msgspec
@@ -66,20 +67,25 @@ async def docs_tree(connection: Connection, repository_id: uuid.UUID) -> list[Tr
 
 async def docs_page(connection: Connection, repository_id: uuid.UUID, slug: str) -> DocsPage:
     documents = DocumentStore(connection)
-    document = await documents.by_slug(repository_id, slug)
-    if document is None:
-        raise NotFound(f"no docs page {slug!r} in repository {repository_id}")
-    related = await CodeStore(connection).mentioned_by_document(document.id)
-    if document.kind is DocumentKind.REPO_DOC:
-        # Only this page's headings are parsed: the others' tables of contents are not shown.
-        tree = tree_of(await documents.pages(repository_id), {document.id: document})
-        nav = tree.pages[document.slug]
-    else:
-        page = Page(
-            slug=document.slug, path=document.path, title=document.title, headings=_headings(document)
-        )
-        nav = PageNav(slug=document.slug, siblings=[], previous=None, next=None, toc=table_of_contents(page))
+    # One snapshot: a sync that removes the page between the reads cannot make them disagree.
+    async with connection.transaction(isolation="repeatable_read", readonly=True):
+        document = await documents.by_slug(repository_id, slug)
+        if document is None:
+            raise NotFound(f"no docs page {slug!r} in repository {repository_id}")
+        related = await CodeStore(connection).mentioned_by_document(document.id)
+        pages = await documents.pages(repository_id) if document.kind is DocumentKind.REPO_DOC else None
+    # Parsing a long page takes a while: off the event loop, which serves every other request.
+    nav = await asyncio.to_thread(_navigation, document, pages)
     return DocsPage(document=document, nav=nav, related_code=related)
+
+
+def _navigation(document: DocumentRow, pages: list[PageRow] | None) -> PageNav:
+    """Its place in the tree (pages: the repository's, for prose), or only its table of contents."""
+    if pages is not None:
+        # Only this page's headings are parsed: the others' tables of contents are not shown.
+        return tree_of(pages, {document.id: document}).pages[document.slug]
+    page = Page(slug=document.slug, path=document.path, title=document.title, headings=_headings(document))
+    return PageNav(slug=document.slug, siblings=[], previous=None, next=None, toc=table_of_contents(page))
 
 
 def _headings(document: DocumentRow) -> list[Heading]:

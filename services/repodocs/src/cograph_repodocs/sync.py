@@ -84,6 +84,7 @@ class SyncPipeline:
         embedder = Embedder(self._provider)
         prepared = await self._prepare(repository, checkout, embedder)
         async with self._pool.acquire() as connection, connection.transaction():
+            await SyncStore(connection).hold_running(sync_id)
             result = await self._write(
                 repository, connection, prepared, checkout.commit_sha, force_relink=force_relink
             )

@@ -83,6 +83,10 @@ def _row(record: asyncpg.Record) -> SyncRow:
     return msgspec.convert(dict(record), SyncRow)
 
 
+class SyncAbandoned(Exception):
+    """The sync stopped beating for so long that it was given up; its writes must not land."""
+
+
 class SyncStore:
     def __init__(self, connection: Connection) -> None:
         self._db = connection
@@ -123,6 +127,12 @@ class SyncStore:
 
     async def mark_running(self, sync_id: uuid.UUID) -> None:
         await self._db.execute(SQL.mark_running, sync_id)
+
+    async def hold_running(self, sync_id: uuid.UUID) -> None:
+        """Keep the sync's row until the transaction ends, so that no other process can mark it
+        abandoned meanwhile; SyncAbandoned if one already has (its own sync may be running)."""
+        if not await self._db.fetchval(SQL.hold_running, sync_id):
+            raise SyncAbandoned("marked abandoned by another process while it ran: nothing it did was kept")
 
     async def heartbeat(self, sync_id: uuid.UUID) -> None:
         await self._db.execute(SQL.heartbeat, sync_id)

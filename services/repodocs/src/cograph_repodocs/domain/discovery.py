@@ -150,6 +150,16 @@ def _is_config(directories: tuple[str, ...], name: str, suffix: str) -> bool:
     return bool(directories) and directories[0] in DEPLOY_DIRS and suffix in DEPLOY_EXTENSIONS
 
 
+# PostgreSQL's btree index rows hold at most about 2.7 KB: a longer path could not be stored,
+# and would fail every sync. Real paths are far shorter.
+MAX_PATH_BYTES = 1024
+
+
+def printable_path(relative: str) -> str:
+    """A path that can be stored: bytes that are not UTF-8 (kept as surrogates) shown as \\x escapes."""
+    return relative.encode(errors="surrogateescape").decode(errors="backslashreplace")
+
+
 def walk(root: Path, max_file_bytes: int) -> DiscoveryResult:
     """Classify and read every document under `root`, in path order; never raises for a bad file."""
     root = root.resolve()
@@ -157,7 +167,7 @@ def walk(root: Path, max_file_bytes: int) -> DiscoveryResult:
     skipped: list[SkippedFile] = []
 
     def on_error(error: OSError) -> None:
-        where = _relative(root, Path(error.filename)) if error.filename else "."
+        where = printable_path(_relative(root, Path(error.filename))) if error.filename else "."
         skipped.append(SkippedFile(path=where, reason=f"directory unreadable: {error.strerror}"))
 
     # followlinks=False: a symlinked directory is never entered, so no loops and no escapes.
@@ -190,11 +200,12 @@ def _read(
         return SkippedFile(path=relative, reason=reason)
 
     try:
-        relative.encode()
+        encoded = relative.encode()
     except UnicodeEncodeError:
         # Undecodable bytes in a file name survive as surrogates that nothing downstream can store.
-        printable = relative.encode(errors="surrogateescape").decode(errors="backslashreplace")
-        return SkippedFile(path=printable, reason="file name is not valid UTF-8")
+        return SkippedFile(path=printable_path(relative), reason="file name is not valid UTF-8")
+    if len(encoded) > MAX_PATH_BYTES:
+        return skip(f"path longer than {MAX_PATH_BYTES} bytes")
 
     try:
         if path.is_symlink():

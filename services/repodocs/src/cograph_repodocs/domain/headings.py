@@ -14,7 +14,6 @@ from pathlib import PurePosixPath
 
 import msgspec
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
 
 from cograph_repodocs.domain.model import Heading
 
@@ -86,13 +85,14 @@ def _markdown_headings(text: str) -> list[HeadingAt]:
         end = next((i for i in range(1, len(lines)) if _FRONT_MATTER_END.match(lines[i])), None)
         if end is not None:
             lines = [""] * (end + 1) + lines[end + 1 :]
-    tokens = MarkdownIt("commonmark").parse("\n".join(lines))
+    env: dict[str, object] = {}  # the block pass fills in link reference definitions
+    tokens = _BLOCKS.parse("\n".join(lines), env)
     anchors = AnchorRegistry()
     found: list[HeadingAt] = []
     for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.map is None:
             continue
-        rendered = _inline_text(tokens[index + 1]).strip()
+        rendered = _heading_text(tokens[index + 1].content, env).strip()
         start = token.map[0]
         # The anchor is GitHub's, from the exact rendered text; the shown text has its spaces tidied.
         heading = Heading(
@@ -105,14 +105,26 @@ def _markdown_headings(text: str) -> list[HeadingAt]:
     return found
 
 
-def _inline_text(inline: Token) -> str:
-    # The rendered text content: code spans keep their text, images and HTML tags contribute nothing.
+# Blocks only: inline markup is parsed in headings alone. Paragraphs are most of a document, and
+# markdown-it's inline pass is quadratic on some of them (a long run of "![").
+_BLOCKS = MarkdownIt("commonmark").disable("inline")
+_INLINE = MarkdownIt("commonmark")
+_LONGEST_PARSED_HEADING = 1000  # characters; a longer one is shown as written
+
+
+def _heading_text(source: str, env: dict[str, object]) -> str:
+    """The rendered text of a heading: code spans keep their text, images and HTML tags give nothing."""
+    if len(source) > _LONGEST_PARSED_HEADING:
+        return source
+    inline = _INLINE.parseInline(source, env)[0]
     return "".join(child.content for child in inline.children or [] if child.type in ("text", "code_inline"))
 
 
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
 _RST_ROLE = re.compile(r":[\w.+-]+:(?=`)")
-_RST_LINK = re.compile(r"`([^`<]*?)\s*<[^>]*>`_{1,2}")
+# `text <target>`_ ; the space before "<" is left in the text and stripped after: a lazy match
+# followed by \s* backtracks quadratically over a long run of spaces.
+_RST_LINK = re.compile(r"`([^`<]*)<[^>]*>`_{1,2}")
 _RST_LITERAL = re.compile(r"`{1,2}([^`]+)`{1,2}_{0,2}")
 _RST_EMPHASIS = re.compile(r"\*{1,2}([^*]+)\*{1,2}")
 
@@ -167,6 +179,6 @@ def _rst_title_at(lines: list[str], i: int) -> tuple[int, tuple[str, bool], int]
 
 def _rst_plain(title: str) -> str:
     title = _RST_ROLE.sub("", title)
-    title = _RST_LINK.sub(r"\1", title)
+    title = _RST_LINK.sub(lambda link: link[1].rstrip(), title)
     title = _RST_LITERAL.sub(r"\1", title)
     return _RST_EMPHASIS.sub(r"\1", title)

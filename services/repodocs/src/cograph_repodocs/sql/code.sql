@@ -50,10 +50,14 @@ SELECT n.id, n.repository_id, n.name, n.qualified_name, n.kind, n.language, n.pa
        n.signature
 FROM code_nodes n
 JOIN (
-    SELECT m.code_node_id, min(k.chunk_index) AS first_chunk
+    -- Its first chunk, and where in that chunk its name first stands as a whole word.
+    SELECT DISTINCT ON (m.code_node_id) m.code_node_id, k.chunk_index AS first_chunk,
+           nullif(regexp_instr(k.content, '\m' || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g') || '\M'), 0)
+               AS first_offset
     FROM repo_document_chunk_mentions m
     JOIN repo_document_chunks k ON k.id = m.chunk_id
+    JOIN code_nodes c ON c.id = m.code_node_id
     WHERE k.document_id = $1
-    GROUP BY m.code_node_id
+    ORDER BY m.code_node_id, k.chunk_index
 ) mentioned ON mentioned.code_node_id = n.id
-ORDER BY mentioned.first_chunk, n.qualified_name, n.id;
+ORDER BY mentioned.first_chunk, mentioned.first_offset NULLS LAST, n.qualified_name, n.id;

@@ -47,6 +47,10 @@ LIMIT 1;
 -- name: mark_running
 UPDATE repo_syncs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued';
 
+-- name: hold_running
+-- Locks the sync's row for the write transaction; false once another process marked it abandoned.
+SELECT status = 'running' FROM repo_syncs WHERE id = $1 FOR UPDATE;
+
 -- name: heartbeat
 UPDATE repo_syncs SET heartbeat_at = now() WHERE id = $1 AND status = 'running';
 

@@ -124,12 +124,32 @@ def test_a_deeper_heading_skipping_levels_still_nests() -> None:
     assert [c.heading_path for c in chunks] == [["Deep"], ["Top"], ["Top", "Deeper"]]
 
 
-def test_yaml_and_dockerfile_comments_are_not_headings() -> None:
-    text = '# build stage\nFROM python:3.11\n\n# run stage\nCMD ["app"]\n'
+def test_a_dockerfile_goes_through_the_readme_chunker_its_comments_are_headings() -> None:
+    """The spec: "split by the same heading-and-word-window chunker as a README. There is no
+    language-aware handling"; titles come from the first # heading."""
+    text = (
+        '# build stage\nFROM python:3.11\n\n# run stage\nCMD ["app"]\n    # indented: code, not a heading\n'
+    )
     document = CHUNKER.chunk("Dockerfile", text)
-    assert document.title == "Dockerfile"
-    assert document.headings == []
-    assert document.chunks == [Chunk(chunk_index=0, heading_path=[], heading_anchor="", text=text.strip())]
+    assert document.title == "build stage"
+    assert [(h.level, h.text, h.line) for h in document.headings] == [
+        (1, "build stage", 1),
+        (1, "run stage", 4),
+    ]
+    assert document.chunks == [
+        Chunk(
+            chunk_index=0,
+            heading_path=["build stage"],
+            heading_anchor="build-stage",
+            text="# build stage\nFROM python:3.11",
+        ),
+        Chunk(
+            chunk_index=1,
+            heading_path=["run stage"],
+            heading_anchor="run-stage",
+            text='# run stage\nCMD ["app"]\n    # indented: code, not a heading',
+        ),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -140,7 +160,8 @@ def test_yaml_and_dockerfile_comments_are_not_headings() -> None:
         ("docs/guide.md", "#\n\n# Real\n", "Real"),
         ("docs/empty.md", "", "empty.md"),
         ("docs/index.rst", "Intro\n\nSection\n-------\n\nSub\n~~~\n", "Section"),
-        ("helm/values.yaml", "# Title-looking comment\nkey: 1\n", "values.yaml"),
+        ("helm/values.yaml", "# Title-looking comment\nkey: 1\n", "Title-looking comment"),
+        ("helm/values.yaml", "key: 1\n", "values.yaml"),
     ],
 )
 def test_title(path: str, text: str, title: str) -> None:

@@ -83,8 +83,14 @@ def test_mdx_and_markdown_extensions_are_markdown() -> None:
 
 
 @pytest.mark.parametrize("path", ["Dockerfile", "values.yaml", "main.py", "notes.txt", "Makefile"])
-def test_other_files_have_no_headings(path: str) -> None:
-    assert headings(path, "# build stage\nFROM python\n# another comment\n") == []
+def test_other_files_are_read_like_markdown(path: str) -> None:
+    """No language-aware handling (the spec): a `# ` line at the margin is a heading anywhere,
+    a `#!` line or an indented comment is not."""
+    text = "#!/bin/sh\n# build stage\nFROM python\n\n    # indented\n# another comment\n"
+    assert headings(path, text) == [
+        (1, "build stage", "build-stage", 2),
+        (1, "another comment", "another-comment", 6),
+    ]
 
 
 RST = """\

@@ -3,7 +3,9 @@
 Markdown is parsed with a CommonMark parser, so `#` lines inside fenced or
 indented code are never headings and setext (underlined) headings are. For
 reStructuredText, section titles are found by their adornment. Every other
-file has no headings: a `#` line in YAML, a Dockerfile or a script is a comment.
+matched file (a Dockerfile, a workflow, an example script) goes through the same
+markdown reading, as the spec has it ("no language-aware handling"): its `# `
+lines at the left margin are headings.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from markdown_it import MarkdownIt
 
 from cograph_repodocs.domain.model import Heading
 
-MARKDOWN_EXTENSIONS = frozenset({".md", ".mdx", ".markdown"})
 RST_EXTENSIONS = frozenset({".rst"})
 
 
@@ -36,12 +37,9 @@ def normalize_newlines(text: str) -> str:
 def find_headings(path: str, text: str) -> list[HeadingAt]:
     """Every heading of the document at `path`, in document order; lines are counted on `\n`."""
     text = normalize_newlines(text)
-    suffix = PurePosixPath(path).suffix.lower()
-    if suffix in MARKDOWN_EXTENSIONS:
-        return _markdown_headings(text)
-    if suffix in RST_EXTENSIONS:
+    if PurePosixPath(path).suffix.lower() in RST_EXTENSIONS:
         return _rst_headings(text)
-    return []
+    return _markdown_headings(text)
 
 
 def github_anchor(text: str) -> str:

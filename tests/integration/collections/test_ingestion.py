@@ -119,6 +119,12 @@ async def test_document_keeps_its_parsed_metadata(service: Running, collection: 
         # past the 64 KiB the control-byte heuristic reads: PostgreSQL text cannot hold a NUL
         ("later.md", b"# Text\n" + b"a" * 70_000 + b"\x00", pb.DocumentError.REASON_BINARY, "binary file"),
         ("huge.md", b"# big\n" + b"word " * 2_000_000, pb.DocumentError.REASON_TOO_LARGE, "over the limit"),
+        (  # 3 KB whose rows, filled out to a 500-column header, would be 250,000 cells
+            "ragged.md",
+            b"|a" * 500 + b"|\n" + b"|-" * 500 + b"|\n" + b"x\n" * 500,
+            pb.DocumentError.REASON_TOO_LARGE,
+            "its tables would hold about 250000 cells",
+        ),
     ],
 )
 async def test_a_bad_document_fails_alone_and_stores_nothing(
@@ -151,6 +157,23 @@ async def test_frontmatter_json_cannot_spell_is_stored_not_a_failed_batch(
         pb.GetDocumentRequest(collection_id=collection.id, document_id=response.results[0].document_id)
     )
     assert json.loads(stored.document.metadata.frontmatter_json) == {"title": "a\ufffdb", "ratio": "nan"}
+
+
+@pytest.mark.parametrize("link", ["[x](a%00b.md)", "[x](#sec%00tion)", "[[Note%00]]"])
+async def test_a_percent_encoded_nul_in_a_link_is_stored_as_a_replacement_character(
+    service: Running, collection: pb.Collection, link: str
+) -> None:
+    """%00 decodes to a NUL no text column holds: it was an INTERNAL that lost the whole batch."""
+    response = await upload(
+        service, collection, doc("good.md", b"# Good\n"), doc("odd.md", f"# Odd\n\nSee {link}.\n".encode())
+    )
+    assert [r.state for r in response.results] == [pb.DOCUMENT_STATE_CREATED] * 2
+    stored = await service.stub.GetDocument(
+        pb.GetDocumentRequest(collection_id=collection.id, document_id=response.results[1].document_id)
+    )
+    (written,) = stored.document.metadata.links
+    assert "%00" in written.href  # as written
+    assert "\x00" not in written.anchor
 
 
 async def test_one_path_spelled_several_ways_is_one_document(

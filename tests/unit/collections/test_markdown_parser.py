@@ -7,7 +7,14 @@ from textwrap import dedent
 
 import pytest
 
-from cograph_collections.markdown import CodeBlock, Heading, Link, Table, parse_markdown
+from cograph_collections.markdown import (
+    CodeBlock,
+    Heading,
+    Link,
+    Table,
+    TooManyTableCellsError,
+    parse_markdown,
+)
 from cograph_collections.markdown.anchors import AnchorAllocator, slugify
 from cograph_collections.markdown.chunker import MarkdownChunker
 
@@ -462,3 +469,47 @@ def test_root_blocks_are_what_the_chunker_packs() -> None:
 def test_degenerate_documents_parse(text: str) -> None:
     doc = parse_markdown(text)
     assert doc.line_count == len(doc.text.splitlines())
+
+
+@pytest.mark.parametrize(
+    "document",
+    ["[[a]](b) " * 8000, "[[a]](" * 8000, "|a" * 300 + "|\n" + "|-" * 300 + "|\n" + "x\n" * 300],
+    ids=["bracketed-link-text", "unclosed-destinations", "ragged-table-under-the-cap"],
+)
+def test_link_and_table_shapes_that_were_quadratic_parse_in_a_moment(document: str) -> None:
+    """Each `[[a]](` re-read the rest of its line: 8,000 on a line took seconds, and minutes
+    unclosed. A ragged table under the cap (90,000 cells from 2 KB) is still read."""
+    started = time.perf_counter()
+    parsed = parse_markdown(document)
+    assert time.perf_counter() - started < 2.0
+    if document.startswith("[[a]](b)"):
+        assert {(link.text, link.href, link.link_type) for link in parsed.links} == {("[a]", "b", "relative")}
+        assert len(parsed.links) == 8000
+
+
+def test_a_bracketed_link_text_with_its_destination_on_the_next_line_is_a_markdown_link() -> None:
+    assert [(link.text, link.href, link.link_type) for link in parse_markdown("[[a]](\nb.md)\n").links] == [
+        ("[a]", "b.md", "markdown")
+    ]
+
+
+def test_tables_filled_out_far_beyond_the_text_refuse_the_document() -> None:
+    ragged = "|a" * 500 + "|\n" + "|-" * 500 + "|\n" + "x\n" * 500
+    with pytest.raises(TooManyTableCellsError, match="about 250000 cells"):
+        parse_markdown(ragged)
+    # As many cells written out are a document like any other: the cap grows with the text.
+    written = "|a" * 400 + "|\n" + "|-" * 400 + "|\n" + ("|" + "x|" * 400 + "\n") * 400
+    assert len(parse_markdown(written).tables[0].rows) == 400
+    with pytest.raises(TooManyTableCellsError):  # the same shape, its rows left short
+        parse_markdown("|a" * 400 + "|\n" + "|-" * 400 + "|\n" + "x\n" * 400)
+
+
+def test_a_tab_after_a_closing_fence_still_closes_it() -> None:
+    """CommonMark lets spaces or tabs follow a closing fence; pulldown-cmark took the tab for text
+    and made the rest of the document code."""
+    parsed = parse_markdown("```py\ncode\n```\t\n# Next\n\n~~~\nx\n~~~ \t\n## Two\n")
+    assert [(h.text, h.line) for h in parsed.heading_tree] == [("Next", 4), ("Two", 9)]
+    assert [(c.content, c.start_line, c.end_line) for c in parsed.code_blocks] == [
+        ("code", 1, 3),
+        ("x", 6, 8),
+    ]

@@ -18,7 +18,7 @@ import asyncpg
 import msgspec
 
 from cograph_collections.documents import DocumentStore, PreparedDocument
-from cograph_collections.markdown import parse_markdown
+from cograph_collections.markdown import TooManyTableCellsError, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksError
 from cograph_collections.markdown.links import normalise_source_key, validate_source_key
 
@@ -98,10 +98,10 @@ class Ingestor:
     def _prepare(
         self, source_key: str, text: str, content_hash: str, size: int
     ) -> PreparedDocument | Failure:
-        parsed = parse_markdown(text)
         try:
+            parsed = parse_markdown(text)
             chunks = self._chunker.chunk(parsed)
-        except TooManyChunksError as error:
+        except (TooManyTableCellsError, TooManyChunksError) as error:
             return Failure(Reason.TOO_LARGE, f"{source_key}: {error}")
         return PreparedDocument(source_key, text, content_hash, size, parsed, chunks)
 

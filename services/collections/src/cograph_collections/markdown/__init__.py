@@ -20,6 +20,7 @@ from cograph_collections.markdown.model import (
     Table,
 )
 from cograph_collections.markdown.parser import parse_markdown
+from cograph_collections.markdown.structure import TooManyTableCellsError
 
 __all__ = [
     "Block",
@@ -33,6 +34,7 @@ __all__ = [
     "ParsedDocument",
     "Table",
     "TooManyChunksError",
+    "TooManyTableCellsError",
     "classify_href",
     "link_target_key",
     "normalise_source_key",

@@ -112,6 +112,11 @@ def strip_markdown_suffix(name: str) -> str:
     return name
 
 
+def _url_decoded(text: str) -> str:
+    """%-escapes decoded; a %00 becomes U+FFFD, as no text column can hold a NUL."""
+    return unquote(text).replace("\x00", "\ufffd")
+
+
 def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tuple[str | None, str | None]:
     """(target key, anchor) of a link written in the document from_source_key.
 
@@ -126,12 +131,12 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
     Anchors are URL-decoded and returned without '#'; an empty fragment is None.
     """
     raw_path, raw_fragment = split_fragment(href)
-    anchor = unquote(raw_fragment) if raw_fragment else None
+    anchor = _url_decoded(raw_fragment) if raw_fragment else None
     if link_type == "absolute":
         return None, anchor
     if link_type == "anchor":
         return normalise_source_key(from_source_key) or None, anchor
-    path = unquote(raw_path.partition("?")[0]).replace("\\", "/")
+    path = _url_decoded(raw_path.partition("?")[0]).replace("\\", "/")
     if link_type == "wiki":
         if not path.strip():  # [[#heading]]: the linking note's own name
             return strip_markdown_suffix(normalise_source_key(from_source_key)) or None, anchor

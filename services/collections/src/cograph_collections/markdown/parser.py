@@ -27,7 +27,8 @@ def _frontmatter_title(frontmatter: dict[str, Any]) -> str | None:
 
 
 def parse_markdown(text: str) -> ParsedDocument:
-    """Parse one collection document. Never raises on malformed markdown or YAML."""
+    """Parse one collection document. Never raises on malformed markdown or YAML; raises
+    TooManyTableCellsError for tables that would grow far beyond the text (see structure.py)."""
     text = normalise_text(text)
     frontmatter = split_frontmatter(text)
     body = text[frontmatter.body_offset :]

@@ -33,14 +33,61 @@ _END_TAGS = frozenset(("Link", "Image", "TableRow", "TableHead", "CodeBlock", "T
 _BLANK = b" \t\n"  # what a blank line holds
 _SPACES = re.compile(r"[ \t\n]+")
 _NEWLINE = ord("\n")
+# What may follow "[[text]]" to make it the text of a CommonMark link: a parenthesised
+# destination (and title), parentheses nested once, bounded so that finding it stays linear.
+_DESTINATION = re.compile(rb"\((?:[^()\\]|\\.|\([^()\\]*\)){0,4096}\)", re.DOTALL)
+
+# pulldown-cmark takes a tab after a closing fence for text, where CommonMark allows spaces
+# or tabs: the rest of the document became code. Such tabs become spaces, byte for byte, so
+# every offset stays the file's (a fence-only line inside other code loses a trailing tab).
+_FENCE_TAB = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*\t[ \t]*$", re.MULTILINE)
 
 _Root = tuple[BlockKind, int, int, int | None]  # kind, byte range, index of its heading
+
+
+# A table's rows are filled out to its header's width, so a wide header over many short rows
+# makes cells (and parser events) quadratic in the text. Real cells cost at least two bytes
+# ("|x"); beyond that and a fixed allowance, the document is refused before it is parsed.
+TABLE_CELL_ALLOWANCE = 100_000
+_DELIMITER_ROW = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE)
+_BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
+
+
+class TooManyTableCellsError(ValueError):
+    """The document's tables, filled out to their headers' widths, would hold too many cells."""
+
+    def __init__(self, cells: int, cap: int) -> None:
+        super().__init__(
+            f"its tables would hold about {cells} cells once every row is filled out to its header's"
+            f" width, more than the {cap} a document of this size may; shorten the tables' headers or rows"
+        )
+
+
+def check_table_cells(body: str) -> None:
+    """TooManyTableCellsError when the tables of body would hold too many cells: an upper
+    bound, each table's header width times its lines up to the next blank one."""
+    if "|" not in body or "-" not in body:
+        return
+    cap = TABLE_CELL_ALLOWANCE + len(body) // 2
+    cells = 0
+    table_end = 0
+    for row in _DELIMITER_ROW.finditer(body):
+        if row.start() < table_end or "|" not in row[0]:
+            continue
+        blank = _BLANK_LINE.search(body, row.end())
+        table_end = blank.start() if blank else len(body)
+        cells += (row[0].strip(" \t|").count("|") + 1) * body.count("\n", row.end(), table_end)
+        if cells > cap:
+            raise TooManyTableCellsError(cells, cap)
 
 
 class Structure:
     """The structure of one document body; line numbers are the file's."""
 
     def __init__(self, body: str, first_line: int) -> None:
+        check_table_cells(body)
+        if "\t" in body:
+            body = _FENCE_TAB.sub(lambda line: line[0].replace("\t", " "), body)
         events = _MARKDOWN.events_with_range(body)  # first: encode() then reuses its UTF-8 copy
         self._data = body.encode()
         self._first_line = first_line
@@ -258,7 +305,7 @@ class Structure:
                 if link_type == "Email":
                     href = "mailto:" + href
                 kind = classify_href(href)
-            elif not embed and data[end : end + 1] == b"(" and (reread := self._reread_link(start)):
+            elif not embed and data[end : end + 1] == b"(" and (reread := self._reread_link(start, end)):
                 text, href = reread
                 kind = classify_href(href)
             else:
@@ -269,11 +316,14 @@ class Structure:
             links.append(Link(text, href, line, kind, split_fragment(href)[1] or None, embed))
         return links
 
-    def _reread_link(self, start: int) -> tuple[str, str] | None:
+    def _reread_link(self, start: int, end: int) -> tuple[str, str] | None:
         """(text, href) when the [[...]] at start is the text of a CommonMark [...](href) link."""
-        data = self._data
-        line_end = data.find(b"\n", start)
-        source = data[start : len(data) if line_end < 0 else line_end].decode()
+        # Only the link itself is read again, up to its closing parenthesis (the destination may
+        # follow a line break): reading to the end of the line made many such links quadratic.
+        destination = _DESTINATION.match(self._data, end)
+        if destination is None:
+            return None
+        source = self._data[start : destination.end()].decode()
         events: Iterator[tuple[Any, Any]] = _COMMONMARK.events_with_range(source)
         parts: list[str] = []
         href: str | None = None

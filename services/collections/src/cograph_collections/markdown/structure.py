@@ -40,7 +40,7 @@ _DESTINATION = re.compile(rb"\((?:[^()\\]|\\.|\([^()\\]*\)){0,4096}\)", re.DOTAL
 # pulldown-cmark takes a tab after a closing fence for text, where CommonMark allows spaces
 # or tabs: the rest of the document became code. Such tabs become spaces, byte for byte, so
 # every offset stays the file's (a fence-only line inside other code loses a trailing tab).
-_FENCE_TAB = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*\t[ \t]*$", re.MULTILINE)
+_FENCE_TAB = re.compile(r"\n {0,3}(?:`{3,}|~{3,})[ \t]*\t[ \t]*(?=\n|\Z)")  # a closing fence: never line 1
 
 _Root = tuple[BlockKind, int, int, int | None]  # kind, byte range, index of its heading
 
@@ -49,7 +49,9 @@ _Root = tuple[BlockKind, int, int, int | None]  # kind, byte range, index of its
 # makes cells (and parser events) quadratic in the text. Real cells cost at least two bytes
 # ("|x"); beyond that and a fixed allowance, the document is refused before it is parsed.
 TABLE_CELL_ALLOWANCE = 100_000
-_DELIMITER_ROW = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.MULTILINE)
+# A line of '|', ':', '-' and blanks: a superset of delimiter rows (an upper bound is all the
+# check needs). The leading newline lets the regex engine skip ahead to line starts.
+_DELIMITER_ROW = re.compile(r"\n {0,3}[|:-][ \t|:-]*(?=\n)")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
@@ -71,12 +73,12 @@ def check_table_cells(body: str) -> None:
     cap = TABLE_CELL_ALLOWANCE + len(body) // 2
     cells = 0
     table_end = 0
-    for row in _DELIMITER_ROW.finditer(body):
-        if row.start() < table_end or "|" not in row[0]:
+    for row in _DELIMITER_ROW.finditer(body):  # a table needs a header line: never the first
+        if row.start() < table_end or "|" not in row[0] or "-" not in row[0]:
             continue
         blank = _BLANK_LINE.search(body, row.end())
         table_end = blank.start() if blank else len(body)
-        cells += (row[0].strip(" \t|").count("|") + 1) * body.count("\n", row.end(), table_end)
+        cells += (row[0].strip(" \t|\n").count("|") + 1) * body.count("\n", row.end(), table_end)
         if cells > cap:
             raise TooManyTableCellsError(cells, cap)
 

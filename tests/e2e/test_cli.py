@@ -98,3 +98,35 @@ def test_a_setting_that_cannot_work_stops_cograph_up_with_one_line(
     assert last.startswith("cograph: "), finished.stderr
     assert message in last
     assert "Traceback" not in finished.stderr
+
+
+def test_a_database_or_key_file_that_cannot_work_is_one_line(tmp_path: Path, database: str) -> None:
+    """A wrong database name in the DSN (the migrate Job's Secret) and a JWKS file that is not
+    one (the gateway's) stop the command with one line naming what to fix, not a traceback."""
+    cograph = Path(sys.executable).parent / "cograph"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")}
+    no_such_database = re.sub(r"/[^/?]*(\?|$)", r"/no_such_database\1", database.split("://", 1)[1], count=1)
+    broken_jwks = tmp_path / "jwks.json"
+    broken_jwks.write_text("not json")
+    cases = [
+        (["migrate"], {"COGRAPH_DATABASE__DSN": "postgresql://" + no_such_database}, "COGRAPH_DATABASE__DSN"),
+        (
+            ["serve", "gateway"],
+            {"COGRAPH_AUTH__JWKS_URL": str(broken_jwks), "COGRAPH_AUTH__JWT_ISSUER": "https://issuer"},
+            f"COGRAPH_AUTH__JWKS_URL: {broken_jwks} is not a readable JWKS file",
+        ),
+    ]
+    for argv, environ, message in cases:
+        finished = subprocess.run(
+            [str(cograph), *argv],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=base | environ,
+            timeout=120,
+        )
+        assert finished.returncode == 1, finished.stderr
+        last = finished.stderr.strip().splitlines()[-1]
+        assert last.startswith("cograph: "), finished.stderr
+        assert message in last, last
+        assert "Traceback" not in finished.stderr

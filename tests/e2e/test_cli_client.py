@@ -149,6 +149,49 @@ def test_a_gateway_that_is_not_running_is_one_line(tmp_path: Path) -> None:
     assert lines[0].startswith(f"cograph: no Cograph gateway answers at {url} "), lines
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [("--url", "http://[::1", "is not a gateway URL"), ("--token", "tökén", "cannot be sent in a header")],
+)
+def test_a_malformed_url_or_token_is_one_line(option: str, value: str, says: str) -> None:
+    arguments = {"--url": "http://127.0.0.1:9", "--token": "t", option: value}
+    cograph_bin = Path(sys.executable).parent / "cograph"
+    done = subprocess.run(
+        [str(cograph_bin), "search", "anything", *[part for pair in arguments.items() for part in pair]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("cograph: "), lines
+    assert says in lines[0], lines
+
+
+async def test_a_document_too_large_for_any_request_fails_alone(
+    system: System, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One file over the gateway's request limit turned the batch into a 413 that ended the whole
+    command; the batch now goes document by document, and only that one fails."""
+    url = system.gateway_url
+    status, out, _ = await cograph(capsys, "collection", "create", "Big", "--url", url, "--token", ALICE)
+    assert status == 0, out
+    collection_id = out.strip()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nSmall.\n")
+    (docs / "huge.md").write_bytes(b"# Huge\n\n" + b"word " * (14 * 2**20))  # 70 MiB
+    status, out, err = await cograph(
+        capsys, "collection", "upload", collection_id, str(docs), "--url", url, "--token", ALICE
+    )
+    assert status == 1, err
+    assert "failed   huge.md:" in out, out
+    assert "(too_large)" in out, out
+    assert "2 document(s): 1 created, 0 replaced, 0 unchanged, 1 failed" in out, out
+
+
 def _checkout(root: Path) -> Path:
     repository = GitRepo(root / "tools")
     repository.commit(

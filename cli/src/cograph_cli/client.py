@@ -54,8 +54,15 @@ class Gateway:
 
     def __init__(self, url: str, token: str | None) -> None:
         self.url = url.rstrip("/")
+        if token is not None and not token.isascii():
+            raise ClientError("the token has characters that cannot be sent in a header: check --token")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=TIMEOUT)
+        try:
+            self._client = httpx.Client(base_url=self.url, headers=headers, timeout=TIMEOUT)
+        except httpx.InvalidURL as error:
+            raise ClientError(
+                f"{url!r} is not a gateway URL: {error} (check --url or {URL_VARIABLE})"
+            ) from None
 
     def close(self) -> None:
         self._client.close()
@@ -76,7 +83,10 @@ class Gateway:
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """The JSON answer; a problem answer is a ClientError with its detail."""
-        response = self.send(method, path, **kwargs)
+        return self.answer(self.send(method, path, **kwargs))
+
+    def answer(self, response: httpx.Response) -> Any:
+        """The JSON of a response; a problem answer is a ClientError with its detail."""
         if response.is_error:
             raise ClientError(problem_detail(response))
         if not response.content:
@@ -113,8 +123,8 @@ def problem_detail(response: httpx.Response) -> str:
         body = response.json()
         if isinstance(body, dict):
             detail = str(body.get("detail") or body.get("title") or "")
-    except ValueError:
-        detail = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
+    except ValueError:  # not JSON: a proxy's page (an HTML 504) says nothing in its first line
+        detail = ""
     detail = detail or f"HTTP {response.status_code} {response.reason_phrase}"
     if response.status_code == 401:
         detail += f" (give --token or {TOKEN_VARIABLE}; `cograph up` prints a dev token)"
@@ -208,15 +218,38 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
             continue
         (utf8 if _is_utf8(content) else other).append((document.source_key, content))
 
+    def upload_one(key: str, content: bytes) -> None:
+        status, answer = gateway.upload_one(collection_id, key, content)
+        answer = answer if isinstance(answer, dict) else {}
+        if status < 400:
+            counts[answer.get("state", "created")] = counts.get(answer.get("state", "created"), 0) + 1
+            record(answer)
+            if answer.get("job_id"):
+                jobs.append(answer["job_id"])
+        elif status in (413, 422):  # this document's refusal: the others go on
+            counts["failed"] += 1
+            reason = answer.get("reason") or ("too_large" if status == 413 else "refused")
+            message = answer.get("detail") or f"HTTP {status}"
+            record({"source_key": key, "error": {"reason": reason, "message": message}})
+        else:
+            raise ClientError(f"{key}: {answer.get('detail') or f'HTTP {status}'}")
+
     columns = (TextColumn("uploading"), BarColumn(), MofNCompleteColumn(), TextColumn("documents"))
     progress = _progress(*columns, TimeElapsedColumn())
     with progress:
         task = progress.add_task("upload", total=len(utf8) + len(other))
         for batch in batches(utf8):
             body = {"documents": [{"source_key": k, "content": c.decode()} for k, c in batch]}
-            answer = gateway.request(
-                "POST", f"/api/md-collections/{collection_id}/documents/batch", json=body
-            )
+            path = f"/api/md-collections/{collection_id}/documents/batch"
+            response = gateway.send("POST", path, json=body)
+            if response.status_code == 413:
+                # Over the gateway's request limit as one body: each goes alone, and one too
+                # large for any request is that document's failure, not the command's.
+                for key, content in batch:
+                    upload_one(key, content)
+                    progress.advance(task)
+                continue
+            answer = gateway.answer(response)
             for result in answer["results"]:
                 record(result)
             for name in counts:
@@ -226,20 +259,7 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
         # JSON carries text only: a document that is not UTF-8 goes as a file, for the
         # collection to judge (and refuse with its reason) like any other.
         for key, content in other:
-            status, answer = gateway.upload_one(collection_id, key, content)
-            answer = answer if isinstance(answer, dict) else {}
-            if status < 400:
-                counts[answer.get("state", "created")] = counts.get(answer.get("state", "created"), 0) + 1
-                record(answer)
-                if answer.get("job_id"):
-                    jobs.append(answer["job_id"])
-            elif status in (413, 422) and answer.get("reason"):
-                counts["failed"] += 1
-                record(
-                    {"source_key": key, "error": {"reason": answer["reason"], "message": answer["detail"]}}
-                )
-            else:
-                raise ClientError(f"{key}: {answer.get('detail') or f'HTTP {status}'}")
+            upload_one(key, content)
             progress.advance(task)
     for line in failures + warnings:
         print(line)
@@ -477,7 +497,9 @@ def add_parsers(commands: Any) -> None:
     add.add_argument("repository", metavar="HOST/OWNER/NAME")
     source = add.add_mutually_exclusive_group(required=True)
     source.add_argument("--clone-url", help="any URL git clones")
-    source.add_argument("--checkout", help="an existing checkout on the gateway's host (administrators)")
+    source.add_argument(
+        "--checkout", help="an existing checkout on the repodocs service's host (administrators)"
+    )
     add.add_argument("--visibility", choices=("private", "public"), default="private")
     add.add_argument("--branch", help="the branch to index (default: the remote's default)")
     add.add_argument("--web-url", help="base URL of file links, e.g. https://github.com/o/n/blob/main")
@@ -519,7 +541,10 @@ COMMANDS = {"repo": repo, "collection": collection, "search": search}
 
 def run(args: argparse.Namespace) -> None:
     """Run a client command; exits with its status, or 1 with one line on an error."""
-    gateway = Gateway(args.url, args.token)
+    try:
+        gateway = Gateway(args.url, args.token)
+    except ClientError as error:
+        fail(str(error))
     try:
         status = COMMANDS[args.command](gateway, args)
     except ClientError as error:

@@ -10,6 +10,7 @@ import secrets
 import sys
 from pathlib import Path
 
+import asyncpg
 import msgspec
 
 from cograph_cli import client
@@ -124,7 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     except SettingsError as error:
         sys.exit(f"cograph: {error}")
     configure_logging(settings.telemetry)
-    configure_tracing(f"cograph-{args.command}", settings.telemetry)
+    # Each service its own name in traces: `serve gateway` is cograph-gateway, `up` cograph-up.
+    configure_tracing(
+        f"cograph-{args.service if args.command == 'serve' else args.command}", settings.telemetry
+    )
     try:
         if args.command == "up":
             settings = _local_settings(settings, args.port, args.data_dir)
@@ -141,8 +145,10 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(_migrate(settings))
     except KeyboardInterrupt:
         pass
-    except (OSError, EmbeddingError, MigrationError) as error:  # the environment, not a bug: one line
+    except (OSError, EmbeddingError, MigrationError, SettingsError) as error:  # the environment: one line
         sys.exit(f"cograph: {error}")
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:  # a wrong DSN, role or database
+        sys.exit(f"cograph: the database refused: {error} (check COGRAPH_DATABASE__DSN)")
 
 
 if __name__ == "__main__":

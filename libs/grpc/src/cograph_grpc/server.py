@@ -52,6 +52,9 @@ class GrpcServer:
                 # answering GOAWAY "too many pings".
                 ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
                 ("grpc.http2.max_ping_strikes", 0),
+                # grpcio shares a port already bound (SO_REUSEPORT): a second process on it would
+                # silently take half the calls. A port in use must be an error instead.
+                ("grpc.so_reuseport", 0),
             ],
         )
         for add in register:
@@ -65,9 +68,14 @@ class GrpcServer:
 
     async def start(self, host: str, port: int) -> int:
         """Listen (port 0 picks a free one) and answer the port bound."""
-        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        try:
+            self.port = self.server.add_insecure_port(f"{host}:{port}")
+        except RuntimeError:  # grpcio's "Failed to bind": the port is taken or not ours
+            self.port = 0
         if self.port == 0:
-            raise OSError(f"{self.name}: cannot listen on {host}:{port}")
+            raise OSError(
+                f"{self.name}: cannot listen on {host}:{port} (gRPC): the address is in use or unavailable"
+            )
         await self.server.start()
         await self.set_serving(False)
         log.info("%s gRPC listening on %s:%d", self.name, host, self.port)

@@ -41,8 +41,14 @@ class ServiceHost:
         self._failing_dependencies: set[str] = set()
 
     async def start(self, host: str, grpc_port: int, http_port: int) -> None:
-        await self.grpc.start(host, grpc_port)
-        await self.http.start(host, http_port)
+        try:
+            await self.grpc.start(host, grpc_port)
+            await self.http.start(host, http_port)
+        except BaseException:  # a port in use: release what was had, so the error is all one sees
+            await self.grpc.stop()
+            for close in self._closers:
+                await close()
+            raise
         await self._refresh()
         self._watch = asyncio.create_task(self._watch_readiness(), name=f"readiness-{self.name}")
 

@@ -190,7 +190,7 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
 
 class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
     bind_host: Annotated[str, Meta(description="Interface the gateway listens on.")] = "127.0.0.1"
-    port: Annotated[int, Meta(ge=0, le=65535, description="HTTP port of the REST API, MCP and web UI.")] = (
+    port: Annotated[int, Meta(ge=0, le=65535, description="HTTP port of the REST API, MCP and health.")] = (
         8080
     )
     grpc_port: Annotated[

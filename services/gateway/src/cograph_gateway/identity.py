@@ -11,7 +11,7 @@ from typing import Any
 import jwt
 import msgspec
 
-from cograph_settings import AuthSettings
+from cograph_settings import AuthSettings, SettingsError
 
 # Clock skew tolerated between the identity provider and the gateway.
 LEEWAY_SECONDS = 30
@@ -36,6 +36,14 @@ class AuthenticationError(Exception):
     """The credentials are missing, malformed, expired or not ours; the message says which."""
 
 
+def _jwks_file(path: str) -> jwt.PyJWKSet:
+    """The key set in a JWKS file; SettingsError (one line, naming the setting) when it is not one."""
+    try:
+        return jwt.PyJWKSet.from_dict(json.loads(Path(path).read_text()))
+    except (OSError, ValueError, jwt.PyJWKSetError) as error:
+        raise SettingsError(f"COGRAPH_AUTH__JWKS_URL: {path} is not a readable JWKS file: {error}") from None
+
+
 class Authenticator:
     def __init__(self, settings: AuthSettings) -> None:
         self._settings = settings
@@ -45,7 +53,7 @@ class Authenticator:
         if settings.jwks_url.startswith(("http://", "https://")):
             self._jwks_client = jwt.PyJWKClient(settings.jwks_url, cache_keys=True, lifespan=300)
         elif settings.jwks_url:
-            self._jwks_set = jwt.PyJWKSet.from_dict(json.loads(Path(settings.jwks_url).read_text()))
+            self._jwks_set = _jwks_file(settings.jwks_url)
         # An empty issuer disables JWTs (the settings table says so): a token is only
         # trusted when we know who must have issued it.
         self._jwt_enabled = bool(settings.jwt_issuer) and bool(

@@ -3,25 +3,15 @@ are marked changed, so the next sync chunks them the way the spec reads them."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from cograph_db import Migrations, apply_migrations, connect
-from cograph_db.migrate import Migration
+from cograph_db import apply_migrations, connect
 from cograph_repodocs.app import MIGRATIONS
-
-
-@dataclasses.dataclass(frozen=True)
-class Before(Migrations):
-    """The repodocs migrations before 0009."""
-
-    def load(self) -> list[Migration]:
-        return [migration for migration in super().load() if migration.version < 9]
+from support.migrations import before
 
 
 async def test_only_documents_outside_markdown_and_rst_are_marked_for_a_new_chunking(database: str) -> None:
     connection = await connect(database)
     try:
-        await apply_migrations(connection, Before(MIGRATIONS.schema, MIGRATIONS.package))
+        await apply_migrations(connection, before(MIGRATIONS, 9))
         repository = await connection.fetchval(
             "INSERT INTO repodocs.repositories (host, owner, name, clone_url, visibility, owner_subject)"
             " VALUES ('example.com', 'acme', 'tools', 'https://x.example/t', 'public', 'a') RETURNING id"

@@ -3,28 +3,18 @@ holds two spellings of one name is refused with what to do, and nothing in it is
 
 from __future__ import annotations
 
-import dataclasses
-
 import asyncpg
 import pytest
 
-from cograph_db import Migrations, apply_migrations, connect
-from cograph_db.migrate import Migration
+from cograph_db import apply_migrations, connect
 from cograph_repodocs.app import MIGRATIONS
-
-
-@dataclasses.dataclass(frozen=True)
-class Before(Migrations):
-    """The repodocs migrations before 0008."""
-
-    def load(self) -> list[Migration]:
-        return [migration for migration in super().load() if migration.version < 8]
+from support.migrations import before
 
 
 async def test_two_spellings_of_one_repository_stop_the_migration_with_a_hint(database: str) -> None:
     connection = await connect(database)
     try:
-        await apply_migrations(connection, Before(MIGRATIONS.schema, MIGRATIONS.package))
+        await apply_migrations(connection, before(MIGRATIONS, 8))
         for owner in ("acme", "Acme"):
             await connection.execute(
                 "INSERT INTO repodocs.repositories (host, owner, name, clone_url, visibility, owner_subject)"

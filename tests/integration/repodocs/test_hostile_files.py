@@ -185,14 +185,17 @@ async def test_a_path_or_symbol_name_too_long_for_an_index_is_skipped_and_syncs_
 async def test_a_page_lists_its_code_in_the_order_it_mentions_it(service: Running, tmp_path: Path) -> None:
     root = tmp_path / "work"
     root.mkdir()
-    (root / "README.md").write_text("# Root\n\nFirst `zeta_fn`, then `alpha_fn`, then `mid_fn`.\n")
+    (root / "README.md").write_text(
+        "# Root\n\nFirst `zeta_fn`, then `$el`, then `alpha_fn`, then `mid_fn`.\n"
+    )
+    (root / "dom.js").write_text("export function $el(selector) {\n  return selector\n}\n")
     (root / "app.py").write_text(
         "def alpha_fn():\n    pass\n\ndef mid_fn():\n    pass\n\ndef zeta_fn():\n    pass\n"
     )
     repository = await service.register("order", checkout_path=str(root))
     assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
     page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository.id, slug="readme"))
-    assert [node.name for node in page.related_code] == ["zeta_fn", "alpha_fn", "mid_fn"]
+    assert [node.name for node in page.related_code] == ["zeta_fn", "$el", "alpha_fn", "mid_fn"]
 
 
 async def test_pathological_titles_neither_stall_a_sync_nor_the_page_reader(

@@ -473,8 +473,13 @@ def test_degenerate_documents_parse(text: str) -> None:
 
 @pytest.mark.parametrize(
     "document",
-    ["[[a]](b) " * 8000, "[[a]](" * 8000, "|a" * 300 + "|\n" + "|-" * 300 + "|\n" + "x\n" * 300],
-    ids=["bracketed-link-text", "unclosed-destinations", "ragged-table-under-the-cap"],
+    [
+        "[[a]](b) " * 8000,
+        "[[a]](" * 8000,
+        "|a" * 300 + "|\n" + "|-" * 300 + "|\n" + "x\n" * 300,
+        "```\ncode\n```" + "\t" * 40_000 + "x\n",
+    ],
+    ids=["bracketed-link-text", "unclosed-destinations", "ragged-table-under-the-cap", "tabs-after-a-fence"],
 )
 def test_link_and_table_shapes_that_were_quadratic_parse_in_a_moment(document: str) -> None:
     """Each `[[a]](` re-read the rest of its line: 8,000 on a line took seconds, and minutes
@@ -487,15 +492,28 @@ def test_link_and_table_shapes_that_were_quadratic_parse_in_a_moment(document: s
         assert len(parsed.links) == 8000
 
 
-def test_a_bracketed_link_text_with_its_destination_on_the_next_line_is_a_markdown_link() -> None:
-    assert [(link.text, link.href, link.link_type) for link in parse_markdown("[[a]](\nb.md)\n").links] == [
-        ("[a]", "b.md", "markdown")
+@pytest.mark.parametrize(
+    ("source", "href"),
+    [
+        ("[[a]](\nb.md)", "b.md"),
+        ("[[a]](x(y(z))w.md)", "x(y(z))w.md"),
+        ("[[a]](<b c.md>)", "b c.md"),
+        ("[[a]](<a)b.md>)", "a)b.md"),
+        ('[[a]](b.md "x) y")', "b.md"),
+    ],
+)
+def test_a_bracketed_link_text_is_a_markdown_link_whatever_its_destination(source: str, href: str) -> None:
+    assert [(link.text, link.href, link.link_type) for link in parse_markdown(source + "\n").links] == [
+        ("[a]", href, "markdown")
     ]
 
 
-def test_tables_filled_out_far_beyond_the_text_refuse_the_document() -> None:
-    ragged = "|a" * 500 + "|\n" + "|-" * 500 + "|\n" + "x\n" * 500
-    with pytest.raises(TooManyTableCellsError, match="about 250000 cells"):
+@pytest.mark.parametrize("container", ["", "> ", "- item\n\n    "], ids=["root", "quote", "list-item"])
+def test_tables_filled_out_far_beyond_the_text_refuse_the_document(container: str) -> None:
+    rows = ["|a" * 500 + "|", "|-" * 500 + "|", *["x"] * 500]
+    first, _, indent = container.rpartition("\n")
+    ragged = (first + "\n" if first else "") + "".join(f"{indent}{row}\n" for row in rows)
+    with pytest.raises(TooManyTableCellsError, match=r"about 25\d{4} cells"):
         parse_markdown(ragged)
     # As many cells written out are a document like any other: the cap grows with the text.
     written = "|a" * 400 + "|\n" + "|-" * 400 + "|\n" + ("|" + "x|" * 400 + "\n") * 400

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cograph_repodocs.domain.headings import AnchorRegistry, find_headings, github_anchor
@@ -143,3 +145,20 @@ def test_rst_inline_markup_is_removed_from_titles() -> None:
 def test_crlf_line_endings_count_lines_like_lf() -> None:
     found = find_headings("a.md", "intro\r\n\r\n# Title\r\n")
     assert [h.heading for h in found] == [Heading(level=1, text="Title", anchor="title", line=3)]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("guide.rst", "Title\n=====\n\n" + "`<" * 150_000 + "\n" + "-" * 300_000 + "\n"),
+        ("guide.md", "# Title\n\n" + "".join(f"## {'![' * 140}\n\n" for _ in range(2_000))),
+    ],
+    ids=["rst-backtick-angle-title", "many-bracket-headings"],
+)
+def test_hostile_titles_take_a_moment_not_minutes(path: str, text: str) -> None:
+    """Heading regexes hold the interpreter and markdown-it's inline pass is quadratic: neither
+    may turn one file into minutes of a sync or of a page read."""
+    started = time.perf_counter()
+    found = find_headings(path, text)
+    assert time.perf_counter() - started < 2.0
+    assert found[0].heading.text == "Title"

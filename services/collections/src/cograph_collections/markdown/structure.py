@@ -35,12 +35,19 @@ _SPACES = re.compile(r"[ \t\n]+")
 _NEWLINE = ord("\n")
 # What may follow "[[text]]" to make it the text of a CommonMark link: a parenthesised
 # destination (and title), parentheses nested once, bounded so that finding it stays linear.
-_DESTINATION = re.compile(rb"\((?:[^()\\]|\\.|\([^()\\]*\)){0,4096}\)", re.DOTALL)
+# Read within _DESTINATION_BYTES of the '(' and without backtracking (possessive), so that
+# finding it stays linear however many links a line holds.
+_DESTINATION = re.compile(
+    rb"""\((?:[^()\\"'<]|\\.|<[^<>\n]*>|"[^"\n]*"|'[^'\n]*'|["'<]|\((?:[^()\\]|\\.|\([^()\\]*\))*\))*+\)""",
+    re.DOTALL,
+)
+_DESTINATION_BYTES = 2048
 
 # pulldown-cmark takes a tab after a closing fence for text, where CommonMark allows spaces
 # or tabs: the rest of the document became code. Such tabs become spaces, byte for byte, so
 # every offset stays the file's (a fence-only line inside other code loses a trailing tab).
-_FENCE_TAB = re.compile(r"\n {0,3}(?:`{3,}|~{3,})[ \t]*\t[ \t]*(?=\n|\Z)")  # a closing fence: never line 1
+# Possessive: a run of blanks is read once (a lazy split of it backtracked quadratically).
+_FENCE_TAB = re.compile(r"\n {0,3}(?:`{3,}|~{3,}) *+\t[ \t]*+(?=\n|\Z)")  # a closing fence: never line 1
 
 _Root = tuple[BlockKind, int, int, int | None]  # kind, byte range, index of its heading
 
@@ -51,7 +58,7 @@ _Root = tuple[BlockKind, int, int, int | None]  # kind, byte range, index of its
 TABLE_CELL_ALLOWANCE = 100_000
 # A line of '|', ':', '-' and blanks: a superset of delimiter rows (an upper bound is all the
 # check needs). The leading newline lets the regex engine skip ahead to line starts.
-_DELIMITER_ROW = re.compile(r"\n {0,3}[|:-][ \t|:-]*(?=\n)")
+_DELIMITER_ROW = re.compile(r"\n[ \t>]*+[|:-][ \t|:-]*+(?=\n)")  # quotes and list items hold tables too
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
 
 
@@ -322,7 +329,7 @@ class Structure:
         """(text, href) when the [[...]] at start is the text of a CommonMark [...](href) link."""
         # Only the link itself is read again, up to its closing parenthesis (the destination may
         # follow a line break): reading to the end of the line made many such links quadratic.
-        destination = _DESTINATION.match(self._data, end)
+        destination = _DESTINATION.match(self._data, end, end + _DESTINATION_BYTES)
         if destination is None:
             return None
         source = self._data[start : destination.end()].decode()

@@ -107,13 +107,19 @@ def _markdown_headings(text: str) -> list[HeadingAt]:
 # markdown-it's inline pass is quadratic on some of them (a long run of "![").
 _BLOCKS = MarkdownIt("commonmark").disable("inline")
 _INLINE = MarkdownIt("commonmark")
-_LONGEST_PARSED_HEADING = 1000  # characters; a longer one is shown as written
+# Characters of heading text whose inline markup is parsed: per heading, and per document
+# (markdown-it's inline pass is quadratic in a heading too). Beyond them, shown as written.
+_LONGEST_PARSED_HEADING = 300
+_PARSED_HEADING_BUDGET = 30_000
 
 
 def _heading_text(source: str, env: dict[str, object]) -> str:
     """The rendered text of a heading: code spans keep their text, images and HTML tags give nothing."""
-    if len(source) > _LONGEST_PARSED_HEADING:
+    spent = env.get("heading_chars", 0)
+    assert isinstance(spent, int)
+    if len(source) > _LONGEST_PARSED_HEADING or spent > _PARSED_HEADING_BUDGET:
         return source
+    env["heading_chars"] = spent + len(source)
     inline = _INLINE.parseInline(source, env)[0]
     return "".join(child.content for child in inline.children or [] if child.type in ("text", "code_inline"))
 
@@ -122,7 +128,7 @@ _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
 _RST_ROLE = re.compile(r":[\w.+-]+:(?=`)")
 # `text <target>`_ ; the space before "<" is left in the text and stripped after: a lazy match
 # followed by \s* backtracks quadratically over a long run of spaces.
-_RST_LINK = re.compile(r"`([^`<]*)<[^>]*>`_{1,2}")
+_RST_LINK = re.compile(r"`([^`<]*)<[^>`]*>`_{1,2}")  # neither part crosses a backtick
 _RST_LITERAL = re.compile(r"`{1,2}([^`]+)`{1,2}_{0,2}")
 _RST_EMPHASIS = re.compile(r"\*{1,2}([^*]+)\*{1,2}")
 

@@ -52,7 +52,8 @@ FROM code_nodes n
 JOIN (
     -- Its first chunk, and where in that chunk its name first stands as a whole word.
     SELECT DISTINCT ON (m.code_node_id) m.code_node_id, k.chunk_index AS first_chunk,
-           nullif(regexp_instr(k.content, '\m' || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g') || '\M'), 0)
+           nullif(regexp_instr(k.content, '(?<![[:alnum:]_$])'
+                               || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g') || '(?![[:alnum:]_$])'), 0)
                AS first_offset
     FROM repo_document_chunk_mentions m
     JOIN repo_document_chunks k ON k.id = m.chunk_id

@@ -52,7 +52,10 @@ UPDATE repo_syncs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND
 SELECT status = 'running' FROM repo_syncs WHERE id = $1 FOR UPDATE;
 
 -- name: heartbeat
-UPDATE repo_syncs SET heartbeat_at = now() WHERE id = $1 AND status = 'running';
+-- A row locked by its own write transaction (hold_running) is skipped: that sync is alive, and
+-- the beat must not wait for the whole write.
+UPDATE repo_syncs SET heartbeat_at = now()
+WHERE id = (SELECT id FROM repo_syncs WHERE id = $1 AND status = 'running' FOR UPDATE SKIP LOCKED);
 
 -- name: finish_success
 -- clock_timestamp(), not now(): this runs at the end of the sync's write transaction, and now()
@@ -70,9 +73,14 @@ WHERE id = $1 AND status IN ('queued', 'running');
 
 -- name: abandon_stale
 -- A queued or running sync whose process stopped beating: it will never finish.
+-- A row locked by a write transaction belongs to a sync that is committing: alive, skipped
+-- rather than waited for.
 UPDATE repo_syncs
 SET status = 'error', error = $3, finished_at = clock_timestamp()
-WHERE repository_id = $1 AND status IN ('queued', 'running')
-  AND heartbeat_at < now() - make_interval(secs => $2)
-  AND NOT (id = ANY($4::uuid[]))
+WHERE id IN (
+    SELECT id FROM repo_syncs
+    WHERE repository_id = $1 AND status IN ('queued', 'running')
+      AND heartbeat_at < now() - make_interval(secs => $2)
+      AND NOT (id = ANY($4::uuid[]))
+    FOR UPDATE SKIP LOCKED)
 RETURNING id;

@@ -250,6 +250,9 @@ async def test_a_group_grant_gives_read_access_until_removed(gateway: httpx.Asyn
     assert (await gateway.get(url, headers=alice)).json()["group_grants"] == ["eng/backend"]
     assert (await gateway.delete(f"{url}/grants/eng%2Fbackend", headers=alice)).status_code == 204
     assert (await gateway.get(url, headers=alice)).json()["group_grants"] == []
+    assert (await gateway.post(f"{url}/grants", json={"group": "ops"}, headers=alice)).status_code == 201
+    assert (await gateway.delete(f"{url}/grants/ops/", headers=alice)).status_code == 204  # a URL's own '/'
+    assert (await gateway.get(url, headers=alice)).json()["group_grants"] == []
     is_problem(await gateway.get(f"{url}/documents", headers=bob), 403)
     assert (await gateway.get("/api/md-collections", headers=bob)).json()["items"] == []
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cograph_repodocs.runner import describe
@@ -31,3 +33,29 @@ def test_an_error_without_a_message_names_its_type_and_where_it_struck() -> None
 
 def test_an_error_never_raised_still_gets_a_description() -> None:
     assert describe(TimeoutError()) == "TimeoutError (no message) in an unknown place"
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        (
+            "checkout path /srv/repos is not a directory any more",
+            "checkout path <checkout> is not a directory any more",
+        ),
+        (
+            "[Errno 13] Permission denied: '/srv/repos/docs/a.md'",
+            "[Errno 13] Permission denied: '<checkout>/docs/a.md'",
+        ),
+        ("/srv/repos-old/x is another directory", "/srv/repos-old/x is another directory"),
+    ],
+)
+def test_the_checkout_path_is_hidden_where_it_is_a_whole_path(message: str, shown: str) -> None:
+    """Every reader of a repository sees its syncs' errors; the checkout path is for administrators."""
+    assert describe(raised(OSError(message)), Path("/srv/repos")) == f"OSError: {shown}"
+
+
+def test_a_checkout_at_the_root_hides_nothing_it_cannot_tell_apart() -> None:
+    assert (
+        describe(raised(ValueError("https://example.com/x")), Path("/"))
+        == "ValueError: https://example.com/x"
+    )

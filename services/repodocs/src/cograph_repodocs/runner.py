@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import traceback
 import uuid
 from pathlib import Path
@@ -171,7 +172,16 @@ def describe(error: Exception, checkout: Path | None = None) -> str:
         message = f"{type(error).__name__} (no message) in {raised_in(error)}"
     else:
         message = f"{type(error).__name__}: {error}"
-    return message.replace(str(checkout), "<checkout>") if checkout is not None else message
+    return _without_checkout(message, checkout) if checkout is not None else message
+
+
+def _without_checkout(message: str, checkout: Path) -> str:
+    """message with the checkout's path (as given and as resolved) as "<checkout>", where it is a
+    whole path: not inside a longer name (/srv/repos-old), and never the root itself."""
+    for place in sorted({str(checkout), str(checkout.resolve())}, key=len, reverse=True):
+        if place != "/":
+            message = re.sub(re.escape(place) + r"(?![^/\s'\":,;)\]])", "<checkout>", message)
+    return message
 
 
 def raised_in(error: Exception) -> str:

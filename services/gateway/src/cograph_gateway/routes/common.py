@@ -52,6 +52,7 @@ def granted_group(request: Request[Any, Any, Any], routed: str) -> str:
     if not raw or b"/grants/" not in raw:
         return routed.removeprefix("/")
     try:
-        return unquote_to_bytes(raw.rsplit(b"/grants/", 1)[1]).decode()
+        # A literal trailing '/' is the URL's, as the router reads it; an encoded one (%2F) is the name's.
+        return unquote_to_bytes(raw.rsplit(b"/grants/", 1)[1].rstrip(b"/")).decode()
     except UnicodeDecodeError:
         raise Problem(400, "the group name in the path is not UTF-8") from None

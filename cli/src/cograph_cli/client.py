@@ -222,7 +222,8 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
         status, answer = gateway.upload_one(collection_id, key, content)
         answer = answer if isinstance(answer, dict) else {}
         if status < 400:
-            counts[answer.get("state", "created")] = counts.get(answer.get("state", "created"), 0) + 1
+            state = answer.get("state", "created")
+            counts[state] = counts.get(state, 0) + 1
             record(answer)
             if answer.get("job_id"):
                 jobs.append(answer["job_id"])

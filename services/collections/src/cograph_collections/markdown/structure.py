@@ -34,9 +34,9 @@ _BLANK = b" \t\n"  # what a blank line holds
 _SPACES = re.compile(r"[ \t\n]+")
 _NEWLINE = ord("\n")
 # What may follow "[[text]]" to make it the text of a CommonMark link: a parenthesised
-# destination (and title), parentheses nested once, bounded so that finding it stays linear.
-# Read within _DESTINATION_BYTES of the '(' and without backtracking (possessive), so that
-# finding it stays linear however many links a line holds.
+# destination and title (<...>, quotes, parentheses nested twice). Read within
+# _DESTINATION_BYTES of the '(' and without backtracking (possessive), so that finding it
+# stays linear however many links a line holds.
 _DESTINATION = re.compile(
     rb"""\((?:[^()\\"'<]|\\.|<[^<>\n]*>|"[^"\n]*"|'[^'\n]*'|["'<]|\((?:[^()\\]|\\.|\([^()\\]*\))*\))*+\)""",
     re.DOTALL,

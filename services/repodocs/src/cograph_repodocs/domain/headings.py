@@ -87,10 +87,16 @@ def _markdown_headings(text: str) -> list[HeadingAt]:
     tokens = _BLOCKS.parse("\n".join(lines), env)
     anchors = AnchorRegistry()
     found: list[HeadingAt] = []
+    parsed_chars = 0
     for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.map is None:
             continue
-        rendered = _heading_text(tokens[index + 1].content, env).strip()
+        source = tokens[index + 1].content
+        if len(source) > _LONGEST_PARSED_HEADING or parsed_chars > _PARSED_HEADING_BUDGET:
+            rendered = source.strip()
+        else:
+            parsed_chars += len(source)
+            rendered = _heading_text(source, env).strip()
         start = token.map[0]
         # The anchor is GitHub's, from the exact rendered text; the shown text has its spaces tidied.
         heading = Heading(
@@ -115,11 +121,6 @@ _PARSED_HEADING_BUDGET = 30_000
 
 def _heading_text(source: str, env: dict[str, object]) -> str:
     """The rendered text of a heading: code spans keep their text, images and HTML tags give nothing."""
-    spent = env.get("heading_chars", 0)
-    assert isinstance(spent, int)
-    if len(source) > _LONGEST_PARSED_HEADING or spent > _PARSED_HEADING_BUDGET:
-        return source
-    env["heading_chars"] = spent + len(source)
     inline = _INLINE.parseInline(source, env)[0]
     return "".join(child.content for child in inline.children or [] if child.type in ("text", "code_inline"))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 
 import httpx
@@ -273,6 +275,19 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     is_problem(await gateway.get("/api/md-collections", params={"page_size": 0}, headers=alice), 400)
     is_problem(await gateway.get("/api/md-collections", params={"page_size": "many"}, headers=alice), 400)
     is_problem(await gateway.get("/api/md-collections", params={"page_token": "!!"}, headers=alice), 400)
+    # Tokens of the right shape whose parts are not of the listing's key types (forged, damaged).
+    document_url = f"{base}/documents/{uuid.uuid4()}/chunks"
+    for url, parts in (
+        ("/api/md-collections", ["docs", "not-a-uuid"]),
+        ("/api/md-collections", ["a\x00b", str(uuid.uuid4())]),
+        (f"{base}/documents", ["\ud800"]),
+        ("/api/md-collections/jobs", ["yesterday", str(uuid.uuid4())]),
+        (f"{base}/jobs", [str(uuid.uuid4()), str(uuid.uuid4())]),
+        (document_url, ["seven"]),
+    ):
+        forged = base64.urlsafe_b64encode(json.dumps(parts).encode()).decode()
+        refused = is_problem(await gateway.get(url, params={"page_token": forged}, headers=alice), 400)
+        assert "page_token" in refused["detail"], url
     is_problem(await gateway.get("/api/md-collections/jobs", params={"status": "done"}, headers=alice), 400)
     is_problem(
         await gateway.post(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import asyncpg
@@ -118,3 +119,29 @@ async def test_a_page_never_skips_a_document_when_one_already_shown_is_deleted(
         seen += [d.source_key for d in page.documents]
         token = page.next_page_token
     assert seen == ["c.md", "d.md", "e.md"]
+
+
+async def test_a_grant_to_a_collection_deleted_meanwhile_is_not_found(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """The grant's insert waits for a delete in progress, then finds the collection gone: a
+    NOT_FOUND (the gateway's 404), not a foreign-key failure (INTERNAL, 502)."""
+    connection = await asyncpg.connect(database)
+    try:
+        deleting = connection.transaction()
+        await deleting.start()
+        await connection.execute(
+            "DELETE FROM collections.md_collections WHERE id = $1", uuid.UUID(collection.id)
+        )
+        granting = asyncio.ensure_future(
+            service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group="eng"))
+        )
+        await asyncio.sleep(0.5)  # the grant passed its existence check and waits on the row lock
+        assert not granting.done()
+        await deleting.commit()
+        with pytest.raises(aio.AioRpcError) as refused:
+            await granting
+    finally:
+        await connection.close()
+    assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+    assert collection.id in (refused.value.details() or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import asyncpg
 import grpc
@@ -24,6 +24,7 @@ from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import FailedPrecondition, NotFound
 from support.collections import Running
+from support.embedding import CountingProvider
 from support.threads import in_another_thread
 
 
@@ -432,3 +433,86 @@ async def test_work_on_a_collection_deleted_meanwhile_is_not_found(
             )
     finally:
         await pool.close()
+
+
+async def test_an_upload_whose_caller_gives_up_still_embeds_what_it_wrote(
+    service: Running, collection: pb.Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller's deadline passes after the documents were written, while the upload job is
+    being finished: the embed and resolve_links jobs were queued with the documents, and the
+    upload job still ends as a success, not as a dead worker's job for the sweep."""
+    finish = JobStore.finish
+
+    async def slow_finish(
+        self: JobStore, job_id: uuid.UUID, error: str | None = None, **progress: int
+    ) -> None:
+        await asyncio.sleep(1.5)
+        await finish(self, job_id, error, **progress)
+
+    monkeypatch.setattr(JobStore, "finish", slow_finish)
+    request = pb.UploadDocumentsRequest(
+        collection_id=collection.id,
+        documents=[pb.DocumentContent(source_key="a.md", content=b"# Alpha\n\nWritten, then given up on.")],
+        requested_by="alice",
+    )
+    with pytest.raises(aio.AioRpcError) as given_up:
+        await service.stub.UploadDocuments(request, timeout=0.75)
+    assert given_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    jobs = await service.wait_for_jobs(collection.id)
+    assert {(job.kind, job.status) for job in jobs} == {
+        (pb.JOB_KIND_UPLOAD, pb.JOB_STATUS_SUCCESS),
+        (pb.JOB_KIND_EMBED, pb.JOB_STATUS_SUCCESS),
+        (pb.JOB_KIND_RESOLVE_LINKS, pb.JOB_STATUS_SUCCESS),
+    }
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert (status.total_chunks, status.embedded_chunks, status.pending_chunks) == (1, 1, 0)
+
+
+async def test_a_second_embed_job_waits_for_the_running_one_and_nothing_is_embedded_twice(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """Two workers, two embed jobs of one collection: the second is not claimed while the first
+    runs (it would embed the same unembedded chunks, paid twice), and runs once it is done."""
+    await service.host.stop()  # its in-process worker must not take the jobs
+    embedded: list[str] = []
+    embedding, gate = asyncio.Event(), asyncio.Event()
+
+    class Gated(CountingProvider):
+        async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+            embedded.extend(texts)
+            embedding.set()
+            await gate.wait()
+            return await super()._embed_batch(texts)
+
+    async def work(worker: Worker) -> None:
+        while await worker.run_once():
+            pass
+
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    try:
+        collections = Collections(pool, Gated(embedder), max_document_bytes=1_000_000)
+        first, second = (
+            Worker(pool, database, collections.handlers(), service.settings.collections) for _ in range(2)
+        )
+        collection_id = uuid.UUID(collection.id)
+        uploads = [Upload(f"first-{i}.md", f"# First {i}\n\nBody {i}.".encode()) for i in range(3)]
+        await collections.upload(collection_id, uploads, "alice")
+        working = asyncio.ensure_future(work(first))
+        await asyncio.wait_for(embedding.wait(), 30)
+        await collections.upload(collection_id, [Upload("second.md", b"# Second\n\nLater.")], "alice")
+        # It may link, but not embed beside the running embed job (it would wait at the gate).
+        await asyncio.wait_for(work(second), 30)
+        async with pool.acquire() as connection:
+            queued = await connection.fetch("SELECT kind FROM md_jobs WHERE status = 'queued'")
+        assert [row["kind"] for row in queued] == ["embed"]
+        gate.set()
+        await working
+        await work(second)
+        async with pool.acquire() as connection:
+            left = await connection.fetchval("SELECT count(*) FROM md_jobs WHERE status <> 'success'")
+    finally:
+        await pool.close()
+    assert left == 0
+    assert sorted(embedded) == sorted(
+        [*(f"# First {i}\n\nBody {i}." for i in range(3)), "# Second\n\nLater."]
+    ), "a chunk was embedded twice or never"

@@ -2,8 +2,9 @@
 
 A bad document is refused before anything is written, with its own reason, and never
 affects the others. The good ones of a batch are written in one transaction (all or
-nothing: never a partial write). An unchanged document costs one hash comparison: no
-parse, no chunk, no write, no embedding.
+nothing: never a partial write), together with the embed and resolve_links jobs that
+follow them: a written document always has its jobs queued, however the upload call ends.
+An unchanged document costs one hash comparison: no parse, no chunk, no write, no embedding.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import asyncpg
 import msgspec
 
 from cograph_collections.documents import DocumentStore, PreparedDocument
+from cograph_collections.jobs import JobStore, Kind
 from cograph_collections.markdown import TooManyTableCellsError, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksError
 from cograph_collections.markdown.links import normalise_source_key, validate_source_key
@@ -105,7 +107,9 @@ class Ingestor:
             return Failure(Reason.TOO_LARGE, f"{source_key}: {error}")
         return PreparedDocument(source_key, text, content_hash, size, parsed, chunks)
 
-    async def ingest(self, collection_id: uuid.UUID, uploads: list[Upload]) -> list[Outcome]:
+    async def ingest(
+        self, collection_id: uuid.UUID, uploads: list[Upload], requested_by: str
+    ) -> list[Outcome]:
         """Results in upload order; the collection must exist (the caller checked)."""
         uploads = list(uploads)  # accepted ones get their canonical key, the caller's list stays
         outcomes: list[Outcome | None] = [None] * len(uploads)
@@ -152,15 +156,16 @@ class Ingestor:
                     outcomes[index] = Outcome(uploads[index].source_key, failure=document)
                 else:
                     writable[index] = document
-            for index, outcome in (await self._write(collection_id, writable)).items():
+            for index, outcome in (await self._write(collection_id, writable, requested_by)).items():
                 outcomes[index] = outcome
         return [outcome for outcome in outcomes if outcome is not None]
 
     async def _write(
-        self, collection_id: uuid.UUID, documents: dict[int, PreparedDocument]
+        self, collection_id: uuid.UUID, documents: dict[int, PreparedDocument], requested_by: str
     ) -> dict[int, Outcome]:
-        """One transaction. Keys are locked in sorted order, so concurrent uploads of the same
-        keys serialise on the row locks and never deadlock."""
+        """One transaction, with the jobs that embed and link what it writes. Keys are locked
+        in sorted order, so concurrent uploads of the same keys serialise on the row locks and
+        never deadlock."""
         results: dict[int, Outcome] = {}
         parts: list[tuple[uuid.UUID, PreparedDocument]] = []
         async with self._pool.acquire() as connection, connection.transaction():
@@ -186,4 +191,8 @@ class Ingestor:
                 results[index] = Outcome(key, document_id, State.REPLACED, warnings=document.parsed.warnings)
                 parts.append((document_id, document))
             await store.write_parts(collection_id, parts)
+            if parts:
+                jobs = JobStore(connection)
+                await jobs.enqueue(collection_id, Kind.EMBED, requested_by=requested_by)
+                await jobs.enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
         return results

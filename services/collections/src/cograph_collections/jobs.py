@@ -101,7 +101,9 @@ class JobStore:
         return job_id
 
     async def claim(self, worker: str) -> Claimed | None:
-        row = await self._db.fetchrow(SQL.claim_job, worker)
+        async with self._db.transaction():
+            await self._db.execute(SQL.lock_claims)
+            row = await self._db.fetchrow(SQL.claim_job, worker)
         return msgspec.convert(dict(row), Claimed) if row else None
 
     async def heartbeat(self, job_id: uuid.UUID, done: int, total: int) -> None:
@@ -117,6 +119,8 @@ class JobStore:
     ) -> None:
         status = Status.ERROR if error is not None else Status.SUCCESS
         await self._db.execute(SQL.finish_job, job_id, status.value, error, done, total)
+        # A queued job of the same collection and kind may have waited for this one to end.
+        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
 
     async def sweep(self, stale_after_seconds: float) -> list[uuid.UUID]:
         """Running jobs whose worker went silent become errors, with the reason."""

@@ -41,6 +41,7 @@ from cograph_grpc import (
     parse_id,
     parse_ids,
 )
+from cograph_grpc.paging import INTEGER, TEXT, TIMESTAMP, UUID
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
 Context = aio.ServicerContext[Any, Any]
@@ -87,7 +88,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     ) -> pb.ListCollectionsResponse:
         ids = parse_ids(request.collection_ids, "collection")
         check_typed_text(request.query, "name filter")
-        page = page_request(request.page.page_size, request.page.page_token, 2)
+        page = page_request(request.page.page_size, request.page.page_token, (TEXT, UUID))
         async with self._pool.acquire() as connection:
             rows = await CollectionStore(connection).find(
                 ids, query=request.query, limit=page.limit, after=page.after
@@ -195,7 +196,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         self, request: pb.ListDocumentsRequest, context: Context
     ) -> pb.ListDocumentsResponse:
         collection_id = await self._existing(request.collection_id)
-        page = page_request(request.page.page_size, request.page.page_token, 1)
+        page = page_request(request.page.page_size, request.page.page_token, (TEXT,))
         async with self._pool.acquire() as connection:
             rows = await DocumentStore(connection).summaries(collection_id, page.limit, page.after)
         return pb.ListDocumentsResponse(
@@ -236,7 +237,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
-        page = page_request(request.page.page_size, request.page.page_token, 1)
+        page = page_request(request.page.page_size, request.page.page_token, (INTEGER,))
         async with self._pool.acquire() as connection:
             store = DocumentStore(connection)
             if await store.get(collection_id, document_id) is None:
@@ -279,7 +280,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
         ids = parse_ids(request.collection_ids, "collection")
-        page = page_request(request.page.page_size, request.page.page_token, 2)
+        page = page_request(request.page.page_size, request.page.page_token, (TIMESTAMP, UUID))
         async with self._pool.acquire() as connection:
             rows = await JobStore(connection).find(
                 ids,

@@ -17,7 +17,7 @@ import msgspec
 from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import DocumentStore, PreparedDocument
 from cograph_collections.embedding import ChunkEmbedder, Progress
-from cograph_collections.ingest import Ingestor, Outcome, State, Upload
+from cograph_collections.ingest import Ingestor, Outcome, Upload
 from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
 from cograph_collections.markdown import parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
@@ -54,7 +54,7 @@ class Collections:
     async def upload(
         self, collection_id: uuid.UUID, uploads: list[Upload], requested_by: str
     ) -> tuple[list[Outcome], uuid.UUID]:
-        """Ingest a batch, recorded as an upload job; then queue embedding and link resolution."""
+        """Ingest a batch, recorded as an upload job (ingestion queues embedding and linking)."""
         async with self._pool.acquire() as connection:
             job_id = await JobStore(connection).start_inline(collection_id, Kind.UPLOAD, requested_by)
         # The upload runs here, not in a worker: it beats like a worker's job, or a long batch
@@ -63,22 +63,20 @@ class Collections:
             beat(self._pool, job_id, self._heartbeat_seconds, lambda: (0, len(uploads)))
         )
         try:
-            outcomes = await self._ingestor.ingest(collection_id, uploads)
+            outcomes = await self._ingestor.ingest(collection_id, uploads, requested_by)
         except BaseException as error:
-            async with self._pool.acquire() as connection:
-                await JobStore(connection).finish(job_id, f"{type(error).__name__}: {error}")
+            await asyncio.shield(self._finish(job_id, f"{type(error).__name__}: {error}"))
             raise
         finally:
             beating.cancel()
-        changed = sum(1 for o in outcomes if o.state in (State.CREATED, State.REPLACED))
-        async with self._pool.acquire() as connection, connection.transaction():
-            await DocumentStore(connection).lock_collection(collection_id)
-            jobs = JobStore(connection)
-            await jobs.finish(job_id, done=len(outcomes), total=len(uploads))
-            if changed:
-                await jobs.enqueue(collection_id, Kind.EMBED, requested_by=requested_by)
-                await jobs.enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
+        # Shielded: a caller that gives up now (a deadline) must not leave the job running
+        # until the sweep calls its worker dead; what it wrote is committed, its jobs queued.
+        await asyncio.shield(self._finish(job_id, None, done=len(outcomes), total=len(uploads)))
         return outcomes, job_id
+
+    async def _finish(self, job_id: uuid.UUID, error: str | None, **progress: int) -> None:
+        async with self._pool.acquire() as connection:
+            await JobStore(connection).finish(job_id, error, **progress)
 
     async def delete_document(
         self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str

@@ -6,10 +6,12 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 
+import asyncpg
 import msgspec
 
 from cograph_collections.domain import Visibility
 from cograph_db import Connection, Queries
+from cograph_grpc import NotFound
 
 SQL = Queries.load("cograph_collections.sql", "collections.sql")
 
@@ -79,7 +81,10 @@ class CollectionStore:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
 
     async def add_grant(self, collection_id: uuid.UUID, group: str) -> None:
-        await self._db.execute(SQL.insert_grant, collection_id, group)
+        try:
+            await self._db.execute(SQL.insert_grant, collection_id, group)
+        except asyncpg.ForeignKeyViolationError:  # deleted since the caller looked it up
+            raise NotFound(f"collection {collection_id} does not exist") from None
 
     async def remove_grant(self, collection_id: uuid.UUID, group: str) -> None:
         await self._db.execute(SQL.delete_grant, collection_id, group)

@@ -25,6 +25,7 @@ from cograph_grpc import (
     parse_id,
     parse_ids,
 )
+from cograph_grpc.paging import TEXT, TIMESTAMP, UUID
 from cograph_repodocs import reader, rules
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.code_store import CodeStore
@@ -114,7 +115,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         self, request: pb.ListRepositoriesRequest, context: Context
     ) -> pb.ListRepositoriesResponse:
         ids = parse_ids(list(request.repository_ids), "repository")
-        page = page_request(request.page.page_size, request.page.page_token, 4)
+        page = page_request(request.page.page_size, request.page.page_token, (TEXT, TEXT, TEXT, UUID))
         async with self._pool.acquire() as connection:
             rows = await RepositoryStore(connection).find(ids, limit=page.limit, after=page.after)
             last = await SyncStore(connection).last([row.id for row in rows[: page.size]])
@@ -164,7 +165,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
 
     async def ListSyncs(self, request: pb.ListSyncsRequest, context: Context) -> pb.ListSyncsResponse:
         repository_id = parse_id(request.repository_id, "repository")
-        page = page_request(request.page.page_size, request.page.page_token, 2)
+        page = page_request(request.page.page_size, request.page.page_token, (TIMESTAMP, UUID))
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
             rows = await SyncStore(connection).history(repository_id, limit=page.limit, after=page.after)
@@ -180,7 +181,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     ) -> pb.ListDocumentsResponse:
         repository_id = parse_id(request.repository_id, "repository")
         kinds = kinds_from_pb(list(request.kinds))
-        page = page_request(request.page.page_size, request.page.page_token, 1)
+        page = page_request(request.page.page_size, request.page.page_token, (TEXT,))
         async with self._pool.acquire() as connection:
             await _require(connection, repository_id)
             rows = await DocumentStore(connection).summaries(

@@ -8,12 +8,21 @@ ON CONFLICT (collection_id, kind, (coalesce(payload->>'all', 'false'))) WHERE st
 DO UPDATE SET retry_of = coalesce(md_jobs.retry_of, EXCLUDED.retry_of)
 RETURNING id;
 
+-- name: lock_claims
+-- Claims run one at a time (in the claiming transaction), so that the check below sees every
+-- claim committed before it: two workers never both find a collection's kind idle.
+SELECT pg_advisory_xact_lock(hashtext('md_jobs claim'));
+
 -- name: claim_job
+-- The oldest queued job whose collection runs no job of its kind: a second embed job would
+-- embed the very chunks the running one is embedding, and the provider is paid twice.
 UPDATE md_jobs SET status = 'running', started_at = now(), heartbeat_at = now(), worker = $1
 WHERE id = (
-    SELECT id FROM md_jobs
-    WHERE status = 'queued' AND kind <> 'upload'
-    ORDER BY created_at
+    SELECT q.id FROM md_jobs q
+    WHERE q.status = 'queued' AND q.kind <> 'upload'
+      AND NOT EXISTS (SELECT 1 FROM md_jobs r
+                      WHERE r.collection_id = q.collection_id AND r.kind = q.kind AND r.status = 'running')
+    ORDER BY q.created_at
     FOR UPDATE SKIP LOCKED
     LIMIT 1)
 RETURNING id, collection_id, kind, payload, requested_by;

@@ -5,8 +5,12 @@ from __future__ import annotations
 import uuid
 
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_db import connect
+from cograph_collections.app import MIGRATIONS
+from cograph_collections.documents import SQL as DOCUMENT_SQL
+from cograph_collections.documents import wiki_key
+from cograph_db import apply_migrations, connect
 from support.collections import Running
+from support.migrations import before
 
 
 async def links_of(service: Running, collection_id: str, document_id: str) -> dict[str, str]:
@@ -141,9 +145,20 @@ async def test_a_link_ends_at_the_same_target_whatever_order_documents_arrive_in
     """A relative href means the path beside its document, a wiki link the shortest note path:
     a link first bound by a fallback (the root path, a deeper note) moves when its real target
     arrives, so the result is what uploading everything at once gives."""
-    linking = ("dir/a.md", b"# A\n\n[x](x.md) [[note]]\n")
-    fallbacks = [("x.md", b"# Root x\n"), ("deep/er/note.md", b"# Deep note\n")]
-    targets = [("dir/x.md", b"# Dir x\n"), ("note.md", b"# Root note\n")]
+    linking = ("dir/a.md", b"# A\n\n[x](x.md) [[note]] [g](guide) [[Other]]\n")
+    # Bound first to a worse candidate: the root path, a deeper note, a longer extension.
+    fallbacks = [
+        ("x.md", b"# Root x\n"),
+        ("deep/er/note.md", b"# Deep note\n"),
+        ("dir/guide.md", b"# Guide with an extension\n"),
+        ("other.mdx", b"# Other, mdx\n"),
+    ]
+    targets = [
+        ("dir/x.md", b"# Dir x\n"),
+        ("note.md", b"# Root note\n"),
+        ("dir/guide", b"# Guide as linked\n"),
+        ("Other.md", b"# Other, shorter path\n"),
+    ]
 
     async def bound(collection_id: str, uploads: list[list[tuple[str, bytes]]]) -> dict[str, str]:
         ids: dict[str, str] = {}
@@ -162,4 +177,39 @@ async def test_a_link_ends_at_the_same_target_whatever_order_documents_arrive_in
         pb.CreateCollectionRequest(name="Other order", visibility=pb.VISIBILITY_PRIVATE, owner="alice")
     )
     early = await bound(other.collection.id, [[*targets, *fallbacks], [linking]])
-    assert late == early == {"x.md": "dir/x.md", "note": "note.md"}
+    assert late == early == {"x.md": "dir/x.md", "note": "note.md", "guide": "dir/guide", "Other": "Other.md"}
+
+
+async def test_documents_stored_before_the_note_name_index_resolve_wiki_links(database: str) -> None:
+    """Migration 0008 derives each stored document's note name from its wiki key, so wiki links
+    to documents written by an earlier release resolve (and old bindings are kept)."""
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, before(MIGRATIONS, 8))
+        await connection.execute("SET search_path = collections")
+        collection_id = await connection.fetchval(
+            "INSERT INTO md_collections (name, visibility, owner)"
+            " VALUES ('Old', 'public', 'alice') RETURNING id"
+        )
+        documents = {}
+        for key in ("index.md", "guides/Setup.md"):
+            documents[key] = await connection.fetchval(
+                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
+                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
+                collection_id,
+                key,
+                wiki_key(key),
+            )
+        await connection.execute(
+            "INSERT INTO md_links"
+            " (document_id, collection_id, ordinal, text, href, line, link_type, target_key)"
+            " VALUES ($1, $2, 0, 'Setup', 'Setup', 3, 'wiki', 'setup')",
+            documents["index.md"],
+            collection_id,
+        )
+        await apply_migrations(connection, MIGRATIONS)
+        await connection.execute(DOCUMENT_SQL.resolve_links, collection_id)
+        target = await connection.fetchval("SELECT target_document_id FROM md_links")
+    finally:
+        await connection.close()
+    assert target == documents["guides/Setup.md"]

@@ -79,36 +79,28 @@ WHERE k.collection_id = $1 AND k.id = $2;
 -- Bind each link of the collection to its best document of the same collection:
 -- markdown/relative/anchor links by normalised path (an extensionless path also finds
 -- its .md/.mdx), resolved against the linking document first, then as written from the
--- root (written_key); wiki links by note name, the shortest matching path winning.
--- Links still open are the unresolved ones and those bound by a fallback (the root path,
--- a longer note path): a better target may have been uploaded since, and the binding must
--- not depend on the order documents arrived in. A link bound to its very target is final.
-WITH open_links AS (
-    SELECT l.id, l.link_type, l.target_key, l.written_key, l.collection_id, l.target_document_id
-    FROM md_links l
-    LEFT JOIN md_documents b ON b.id = l.target_document_id
-    WHERE l.collection_id = $1
-      AND l.target_key IS NOT NULL
-      AND (b.id IS NULL
-           OR CASE WHEN l.link_type = 'wiki'
-                   THEN b.wiki_key <> l.target_key
-                   ELSE b.normalised_key NOT IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
-              END)
-),
-candidates AS (
+-- root (written_key); wiki links by note name, the shortest matching path winning. Every
+-- link is ranked again, so that where it points never depends on the order documents
+-- arrived in; each candidate lookup is an index probe, and only changed bindings are written.
+WITH candidates AS (
     SELECT DISTINCT ON (l.id) l.id AS link_id, l.target_document_id AS bound, d.id AS document_id
-    FROM open_links l
-    JOIN md_documents d ON d.collection_id = l.collection_id
-    WHERE CASE WHEN l.link_type = 'wiki'
-               THEN d.wiki_key = l.target_key
-                    OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key
-               ELSE d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
-                    OR d.normalised_key IN (l.written_key, l.written_key || '.md', l.written_key || '.mdx')
-          END
-    ORDER BY l.id,
-             l.link_type <> 'wiki'
-                 AND d.normalised_key NOT IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx'),
-             length(d.normalised_key), d.normalised_key
+    FROM md_links l
+    CROSS JOIN LATERAL (
+        SELECT d.id, d.normalised_key, false AS fallback FROM md_documents d
+        WHERE l.link_type = 'wiki' AND d.collection_id = l.collection_id
+          AND d.wiki_name = split_part(l.target_key, '/', -1)
+          AND (d.wiki_key = l.target_key OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key)
+        UNION ALL
+        SELECT d.id, d.normalised_key, false FROM md_documents d
+        WHERE l.link_type <> 'wiki' AND d.collection_id = l.collection_id
+          AND d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
+        UNION ALL
+        SELECT d.id, d.normalised_key, true FROM md_documents d
+        WHERE l.link_type <> 'wiki' AND d.collection_id = l.collection_id
+          AND d.normalised_key IN (l.written_key, l.written_key || '.md', l.written_key || '.mdx')
+    ) d
+    WHERE l.collection_id = $1 AND l.target_key IS NOT NULL
+    ORDER BY l.id, d.fallback, length(d.normalised_key), d.normalised_key
 )
 UPDATE md_links l SET target_document_id = c.document_id
 FROM candidates c WHERE l.id = c.link_id AND c.bound IS DISTINCT FROM c.document_id;

@@ -7,6 +7,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import asyncpg
 import grpc
@@ -279,6 +280,40 @@ async def test_code_hits_stand_when_their_related_docs_are_late(
     assert elapsed < deadline * 1.3
 
 
+async def test_a_store_call_past_its_deadline_stops_the_stores_work(
+    system: System, stubs: Stubs, repository: rpb.Repository, database: str
+) -> None:
+    """The deadline travels with the store call: the store cancels its statement when the search
+    service gives up, instead of going on until the channel's 30 s default, holding a pooled
+    connection that healthy searches then lack."""
+    scope = pb.Scope(repository_ids=[repository.id])
+    lock = await asyncpg.connect(database)
+    try:
+        await lock.execute("BEGIN; LOCK TABLE repodocs.code_term_stats IN ACCESS EXCLUSIVE MODE")
+        answers = await asyncio.gather(
+            *(
+                stubs.search.Retrieve(
+                    pb.RetrieveRequest(query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope)
+                )
+                for _ in range(3)
+            )
+        )
+        assert all([failure.store for failure in answer.failures] == [pb.STORE_CODE] for answer in answers)
+        waiting = -1
+        for _ in range(20):  # the cancellation reaches PostgreSQL within moments
+            waiting = await lock.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if waiting == 0:
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        await lock.execute("ROLLBACK")
+        await lock.close()
+    assert waiting == 0, f"{waiting} store statements still wait on the lock after the answer"
+
+
 async def test_a_caller_with_a_short_deadline_still_gets_the_partial_answer(
     stubs: Stubs, repository: rpb.Repository, database: str
 ) -> None:
@@ -425,3 +460,30 @@ async def test_malformed_scope_ids_are_refused_not_reported_as_store_failures(st
             await call
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "'nope' is not a valid id" in (refused.value.details() or "")
+
+
+async def test_a_negative_related_limit_or_an_unknown_kind_is_refused_not_a_store_failure(
+    stubs: Stubs, repository: rpb.Repository
+) -> None:
+    scope = pb.Scope(repository_ids=[repository.id])
+    for request, message in (
+        (
+            pb.RetrieveRequest(
+                query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope, related_limit=-1
+            ),
+            "related_limit must not be negative",
+        ),
+        (
+            pb.RetrieveRequest(
+                query="billing",
+                mode=pb.RETRIEVE_MODE_WIKI,
+                scope=scope,
+                kinds=[cast(Any, 99)],  # no such kind
+            ),
+            "document kind 99 is not one of the five kinds",
+        ),
+    ):
+        with pytest.raises(aio.AioRpcError) as refused:
+            await stubs.search.Retrieve(request)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert message in (refused.value.details() or "")

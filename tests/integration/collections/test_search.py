@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 import uuid
 from typing import Any
 
@@ -213,6 +214,7 @@ async def test_chunk_lexemes_are_stored_inside_the_row(
     ("numbers", "message"),
     [
         ({"rrf_k": -60.0}, "rrf_k must be a positive number"),
+        ({"limit": 1001}, "limit must be between 1 and 1000"),
         ({"dense_weight": math.inf}, "stream weights must be finite and not negative"),
         ({"text_weight": -1.0}, "stream weights must be finite and not negative"),
         ({"query_embedding": [math.nan] * 384}, "not a finite number"),
@@ -223,7 +225,7 @@ async def test_numbers_the_ranking_cannot_take_are_refused(
 ) -> None:
     with pytest.raises(aio.AioRpcError) as refused:
         await service.stub.SearchChunks(
-            pb.SearchChunksRequest(collection_ids=[collection.id], query="restart", limit=3, **numbers)
+            pb.SearchChunksRequest(collection_ids=[collection.id], query="restart", **{"limit": 3, **numbers})
         )
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert message in (refused.value.details() or "")
@@ -272,3 +274,35 @@ async def test_a_route_search_is_filled_to_its_limit_and_a_collection_search_is_
     filled = list((await service.stub.SearchChunks(request)).hits)
     assert len({hit.chunk.id for hit in filled}) == 3
     assert all(hit.score == 0.0 and (hit.ranks.dense, hit.ranks.text) == (0, 0) for hit in filled)
+
+
+async def test_the_largest_page_a_store_gives_is_searched_by_both_streams(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """A limit of 1000 asks the HNSW scan for 1000 candidates, pgvector's most (a larger
+    ef_search was an internal error)."""
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+    response = await service.stub.SearchChunks(
+        pb.SearchChunksRequest(
+            collection_ids=[collection.id],
+            query="nightly snapshots",
+            query_embedding=await embedder.embed_one("nightly snapshots"),
+            embedding_model=(await embedder.info()).name,
+            limit=1000,
+            dense_weight=1.0,
+            text_weight=1.0,
+        )
+    )
+    assert len(response.hits) == len(DOCUMENTS)  # the dense stream ranks every chunk
+    assert response.hits[0].chunk.source_key == "backup.md"
+
+
+async def test_a_query_typed_in_decomposed_form_finds_the_composed_word(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    await service.upload(collection.id, ("menu.md", "# Menu\n\nThe café opens at seven.".encode()))
+    decomposed = unicodedata.normalize("NFD", "café")
+    assert decomposed != "café"
+    hits = await search(service, embedder, [collection.id], decomposed, dense=False)
+    assert [hit.chunk.source_key for hit in hits] == ["menu.md"]

@@ -71,6 +71,18 @@ def test_values_are_converted_to_their_types() -> None:
             {"COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS": "15"},
             "COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS (15) must be at least three times",
         ),
+        # Search numbers every store would refuse on every request: refused at start-up.
+        ({"COGRAPH_SEARCH__DENSE_WEIGHT": "inf"}, "COGRAPH_SEARCH__DENSE_WEIGHT must be a finite number"),
+        ({"COGRAPH_SEARCH__RRF_K": "inf"}, "COGRAPH_SEARCH__RRF_K must be a finite number"),
+        (
+            {"COGRAPH_SEARCH__DENSE_WEIGHT": "0", "COGRAPH_SEARCH__TEXT_WEIGHT": "0"},
+            "would have no stream to search with",
+        ),
+        (
+            {"COGRAPH_SEARCH__DEFAULT_LIMIT": "500"},
+            "COGRAPH_SEARCH__DEFAULT_LIMIT (500) is above COGRAPH_SEARCH__MAX_LIMIT (100)",
+        ),
+        ({"COGRAPH_SEARCH__MAX_LIMIT": "1001"}, "COGRAPH_SEARCH__MAX_LIMIT: Expected `int` <= 1000"),
     ],
 )
 def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:

@@ -39,13 +39,18 @@ def check_typed_text(text: str, what: str = "query") -> None:
         )
 
 
+# Most hits one search may ask a store for: pgvector's HNSW scan keeps at most 1000 candidates
+# (hnsw.ef_search), and a page beyond that is not a search result a person reads.
+MAX_SEARCH_LIMIT = 1000
+
+
 def check_search(
     query: str, limit: int, rrf_k: float, weights: Iterable[float], embedding: Sequence[float]
 ) -> None:
     """What a store's search request must be before it runs: a query a person could type, a
     positive limit, and numbers the fusion and pgvector can take (0 stands for the default k)."""
-    if limit < 1:
-        raise InvalidArgument("limit must be at least 1")
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
     if not query.strip():
         raise InvalidArgument("the query is empty")
     check_typed_text(query)

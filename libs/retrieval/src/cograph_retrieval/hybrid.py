@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -119,7 +120,9 @@ class HybridRetriever:
 
     async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
         """Chunk ids by BM25 score, best first."""
-        lexemes = await connection.fetchval(self._lexemes_sql, query.text)
+        # Composed form, as text is almost always stored: 'café' typed as e + U+0301 (macOS input,
+        # a copy from a PDF) is another lexeme to PostgreSQL and would match nothing.
+        lexemes = await connection.fetchval(self._lexemes_sql, unicodedata.normalize("NFC", query.text))
         if not lexemes or not query.scope:
             return []
         stats = await connection.fetchrow(self._stats_sql, list(query.scope), lexemes)
@@ -186,7 +189,9 @@ class HybridRetriever:
         async with connection.transaction():
             # Filtered HNSW scans keep going until enough rows pass the scope filter.
             await connection.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            await connection.execute(f"SET LOCAL hnsw.ef_search = {max(40, query.candidates):d}")
+            # pgvector's range is 1 to 1000; past it the iterative scan fills a longer page.
+            ef_search = min(max(40, query.candidates), 1000)
+            await connection.execute(f"SET LOCAL hnsw.ef_search = {ef_search:d}")
             rows = await connection.fetch(
                 sql, list(query.embedding), query.model, list(query.scope), query.candidates, *extra_args
             )

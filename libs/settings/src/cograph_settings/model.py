@@ -6,6 +6,7 @@ variable `COGRAPH_EMBEDDING__BATCH_SIZE`.
 
 from __future__ import annotations
 
+import math
 import urllib.parse
 from typing import Annotated, Literal
 
@@ -184,8 +185,28 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
         Meta(gt=0, description="Longest the query's embedding may take; after it, full text only."),
     ] = 10.0
     max_query_chars: Annotated[int, Meta(gt=0, description="Longest query accepted.")] = 2000
-    default_limit: Annotated[int, Meta(gt=0, description="Hits returned when a request names no limit.")] = 10
-    max_limit: Annotated[int, Meta(gt=0, description="Most hits one request may ask for.")] = 100
+    default_limit: Annotated[
+        int, Meta(gt=0, le=1000, description="Hits returned when a request names no limit.")
+    ] = 10
+    max_limit: Annotated[
+        int, Meta(gt=0, le=1000, description="Most hits one request may ask for (the stores take 1000).")
+    ] = 100
+
+    def __post_init__(self) -> None:
+        # Refused here, at start-up: the stores would refuse every request instead.
+        for name in ("rrf_k", "dense_weight", "text_weight", "symbol_weight"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"COGRAPH_SEARCH__{name.upper()} must be a finite number")
+        if self.dense_weight == 0 and self.text_weight == 0:
+            raise ValueError(
+                "COGRAPH_SEARCH__DENSE_WEIGHT and COGRAPH_SEARCH__TEXT_WEIGHT are both 0:"
+                " documents and collections would have no stream to search with"
+            )
+        if self.default_limit > self.max_limit:
+            raise ValueError(
+                f"COGRAPH_SEARCH__DEFAULT_LIMIT ({self.default_limit}) is above"
+                f" COGRAPH_SEARCH__MAX_LIMIT ({self.max_limit})"
+            )
 
 
 class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from grpc import aio
+from grpc import StatusCode, aio
 
 from cograph.collections.v1 import collections_service_pb2 as collections_pb
 from cograph.collections.v1 import collections_service_pb2_grpc as collections_grpc
@@ -25,6 +25,7 @@ from cograph_settings import SearchSettings
 Context = aio.ServicerContext[Any, Any]
 T = TypeVar("T")
 DEFAULT_RELATED = 3
+DOCUMENT_KINDS = frozenset(repodocs_pb.DocumentKind.values()) - {repodocs_pb.DOCUMENT_KIND_UNSPECIFIED}
 # Kept back from the caller's deadline to build and send the answer.
 ANSWER_MARGIN_SECONDS = 0.2
 # When the answer is due (event loop clock) for the request this task serves: its caller's
@@ -90,20 +91,32 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         now = asyncio.get_running_loop().time()
         return min(now + self._settings.store_deadline_seconds, _answer_due.get())
 
-    async def _call(self, store: pb.Store, call: Awaitable[T], deadline: float | None = None) -> T:
+    async def _call(
+        self,
+        store: pb.Store,
+        method: aio.UnaryUnaryMultiCallable[Any, T],
+        request: Any,
+        deadline: float | None = None,
+    ) -> T:
         """A store call under the fan-out deadline (or what is left of one that calls before it
-        used); its failure is named, not raised to the caller."""
+        used); its failure is named, not raised to the caller. The deadline travels with the
+        call, so the store stops the work too: cancelling the waiting task alone does not end a
+        call made through interceptors, which went on holding the store's connections."""
         due = deadline or self._deadline()
+        timeout = max(due - asyncio.get_running_loop().time(), 0.0)
+        call = method(request, timeout=timeout)
         try:
-            return await asyncio.wait_for(call, max(due - asyncio.get_running_loop().time(), 0.0))
+            # A little slack: gRPC's own deadline normally ends the call first.
+            return await asyncio.wait_for(call, timeout + ANSWER_MARGIN_SECONDS / 2)
         except TimeoutError:
-            if due >= _answer_due.get():
-                raise StoreFailed(store, "no answer before the caller's deadline") from None
-            raise StoreFailed(
-                store, f"no answer within {self._settings.store_deadline_seconds:g} s"
-            ) from None
+            pass
         except aio.AioRpcError as error:
-            raise StoreFailed(store, f"{error.code().name}: {error.details()}") from None
+            if error.code() != StatusCode.DEADLINE_EXCEEDED:
+                raise StoreFailed(store, f"{error.code().name}: {error.details()}") from None
+        call.cancel()
+        if due >= _answer_due.get():
+            raise StoreFailed(store, "no answer before the caller's deadline")
+        raise StoreFailed(store, f"no answer within {self._settings.store_deadline_seconds:g} s")
 
     async def _embedding(self, text: str) -> tuple[list[float], str, list[pb.StoreFailure]]:
         """The query's vector and model; when the model fails or is late, no vector (the stores
@@ -133,18 +146,17 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         s = self._settings
         return self._call(
             pb.STORE_COLLECTIONS,
-            self._collections.SearchChunks(
-                collections_pb.SearchChunksRequest(
-                    collection_ids=ids,
-                    query=text,
-                    query_embedding=vector,
-                    embedding_model=model,
-                    limit=limit,
-                    dense_weight=s.dense_weight,
-                    text_weight=s.text_weight,
-                    rrf_k=s.rrf_k,
-                    fill_to_limit=fill,
-                )
+            self._collections.SearchChunks,
+            collections_pb.SearchChunksRequest(
+                collection_ids=ids,
+                query=text,
+                query_embedding=vector,
+                embedding_model=model,
+                limit=limit,
+                dense_weight=s.dense_weight,
+                text_weight=s.text_weight,
+                rrf_k=s.rrf_k,
+                fill_to_limit=fill,
             ),
         )
 
@@ -160,18 +172,17 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         s = self._settings
         return self._call(
             pb.STORE_REPO_DOCS,
-            self._repodocs.SearchDocChunks(
-                repodocs_pb.SearchDocChunksRequest(
-                    repository_ids=scope.repository_ids,
-                    query=text,
-                    query_embedding=vector,
-                    embedding_model=model,
-                    limit=limit,
-                    kinds=kinds,
-                    dense_weight=s.dense_weight,
-                    text_weight=s.text_weight,
-                    rrf_k=s.rrf_k,
-                )
+            self._repodocs.SearchDocChunks,
+            repodocs_pb.SearchDocChunksRequest(
+                repository_ids=scope.repository_ids,
+                query=text,
+                query_embedding=vector,
+                embedding_model=model,
+                limit=limit,
+                kinds=kinds,
+                dense_weight=s.dense_weight,
+                text_weight=s.text_weight,
+                rrf_k=s.rrf_k,
             ),
         )
 
@@ -184,18 +195,17 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         deadline = self._deadline()
         found = await self._call(
             pb.STORE_CODE,
-            self._repodocs.SearchCode(
-                repodocs_pb.SearchCodeRequest(
-                    repository_ids=scope.repository_ids,
-                    query=text,
-                    query_embedding=vector,
-                    embedding_model=model,
-                    limit=limit,
-                    dense_weight=s.dense_weight,
-                    text_weight=s.text_weight,
-                    symbol_weight=s.symbol_weight,
-                    rrf_k=s.rrf_k,
-                )
+            self._repodocs.SearchCode,
+            repodocs_pb.SearchCodeRequest(
+                repository_ids=scope.repository_ids,
+                query=text,
+                query_embedding=vector,
+                embedding_model=model,
+                limit=limit,
+                dense_weight=s.dense_weight,
+                text_weight=s.text_weight,
+                symbol_weight=s.symbol_weight,
+                rrf_k=s.rrf_k,
             ),
             deadline,
         )
@@ -204,12 +214,11 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         try:
             related_chunks = await self._call(
                 pb.STORE_REPO_DOCS,
-                self._repodocs.GetRelatedDocChunks(
-                    repodocs_pb.GetRelatedDocChunksRequest(
-                        repository_ids=scope.repository_ids,
-                        code_node_ids=[hit.node.id for hit in found.hits],
-                        limit=related,
-                    )
+                self._repodocs.GetRelatedDocChunks,
+                repodocs_pb.GetRelatedDocChunksRequest(
+                    repository_ids=scope.repository_ids,
+                    code_node_ids=[hit.node.id for hit in found.hits],
+                    limit=related,
                 ),
                 deadline,
             )
@@ -242,6 +251,12 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         if request.mode not in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
             raise InvalidArgument("mode must be code or wiki")
         self._check_scope(request.scope)
+        # The caller's mistakes, not failures of the store that would refuse them.
+        if request.related_limit < 0:
+            raise InvalidArgument("related_limit must not be negative")
+        unknown = [kind for kind in request.kinds if kind not in DOCUMENT_KINDS]
+        if unknown:
+            raise InvalidArgument(f"document kind {unknown[0]} is not one of the five kinds")
         vector, model, failures = await self._embedding(text)
         try:
             if request.mode == pb.RETRIEVE_MODE_CODE:

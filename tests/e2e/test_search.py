@@ -133,6 +133,50 @@ async def test_an_exact_identifier_finds_its_symbol_first_with_its_docs(
     assert related[0].chunk.path == "README.md"
 
 
+async def test_names_with_a_dollar_or_letters_beyond_ascii_are_found_as_written(
+    stubs: Stubs, tmp_path: Path
+) -> None:
+    """'$' (JavaScript) and letters of any script (Python) belong to a name: the exact symbol
+    stream finds it first, not the name without its '$' or a fragment cut at a letter."""
+    repo = GitRepo(tmp_path / "web")
+    repo.commit(
+        "names",
+        {
+            "web/app.js": "export function $http(url) { return 1 }\nexport function http(url) { return 2 }\n"
+            "class Router { $route() { return 3 } }\n",
+            "calc/rechner.py": "def größe_berechnen(wert: float) -> float:\n    return wert\n\n\n"
+            "def groesse(x):\n    return x\n",
+        },
+    )
+    registered = (
+        await stubs.repodocs.RegisterRepository(
+            rpb.RegisterRepositoryRequest(
+                ref=rpb.RepositoryRef(host="example.com", owner="acme", name="web"),
+                clone_url=str(repo.root),
+                visibility=rpb.VISIBILITY_PUBLIC,
+                owner_subject="alice",
+            )
+        )
+    ).repository
+    sync = await stubs.repodocs.SyncRepository(
+        rpb.SyncRepositoryRequest(repository_id=registered.id, wait=True), timeout=SYNC_TIMEOUT
+    )
+    assert sync.sync.status == rpb.SYNC_STATUS_SUCCESS, sync.sync.error
+    scope = pb.Scope(repository_ids=[registered.id])
+    for query, expected in [
+        ("$http", "web.app.$http"),
+        ("$route", "web.app.Router.$route"),
+        ("Router.$route", "web.app.Router.$route"),
+        ("größe_berechnen", "calc.rechner.größe_berechnen"),
+    ]:
+        found = await stubs.search.Retrieve(
+            pb.RetrieveRequest(query=query, mode=pb.RETRIEVE_MODE_CODE, scope=scope, limit=5)
+        )
+        assert found.code[0].hit.node.qualified_name == expected, query
+        assert found.code[0].hit.ranks.symbol == 1, query
+        assert found.code[0].hit.ranks.text >= 1, query  # its name is a lexeme, as written
+
+
 async def test_identifier_parts_match_by_full_text(stubs: Stubs, repository: rpb.Repository) -> None:
     found = await stubs.search.Retrieve(
         pb.RetrieveRequest(

@@ -38,7 +38,9 @@ CODE_NODES = ChunkTable(
     positional=False,
 )
 # Identifier-shaped words of a query: ParseConfig, parse_config, pkg.module.Class, `validate()`.
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A name as the indexed languages write one: letters (any script), digits, '_' and '$' ($http),
+# dotted (app.Vue2Router.$route).
+_IDENTIFIER = re.compile(r"(?:[^\W\d]|\$)[\w$]*(?:\.(?:[^\W\d]|\$)[\w$]*)*")
 
 
 class DocHit(msgspec.Struct, frozen=True):

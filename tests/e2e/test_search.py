@@ -382,7 +382,11 @@ async def test_a_caller_with_a_short_deadline_still_gets_the_partial_answer(
 
 
 async def test_empty_and_over_long_queries_are_refused(stubs: Stubs) -> None:
-    for query, message in [("   ", "the query is empty"), ("x" * 5000, "at most 2000 are accepted")]:
+    for query, message in [
+        ("   ", "the query is empty"),
+        ("\u200b \ufeff\u2060", "the query is empty"),  # zero-width characters only: nothing to find
+        ("x" * 5000, "at most 2000 are accepted"),
+    ]:
         with pytest.raises(aio.AioRpcError) as refused:
             await stubs.search.Route(pb.RouteRequest(query=query))
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 
+import pytest
+
 from cograph.collections.v1 import collections_service_pb2 as pb
+from cograph_collections import service as service_module
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import wiki_key
+from cograph_collections.markdown import ParsedDocument, parse_markdown
 from cograph_db import apply_migrations, connect
 from support.collections import Running
 from support.migrations import before
@@ -108,10 +113,18 @@ async def test_a_link_keeps_its_anchor_apart_from_its_target(
 
 
 async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
-    service: Running, collection: pb.Collection, database: str
+    service: Running, collection: pb.Collection, database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A re-embed rebuilds the chunks of documents chunked with other parameters; their links
-    are rebuilt with them and must come back bound, not unresolved."""
+    """A re-embed rebuilds the chunks of documents chunked with other parameters (parsing them
+    off the event loop, which heartbeats and requests share); their links are rebuilt with them
+    and must come back bound, not unresolved."""
+    parsed_on: list[bool] = []
+
+    def parse_and_note_the_thread(text: str) -> ParsedDocument:
+        parsed_on.append(threading.current_thread() is threading.main_thread())
+        return parse_markdown(text)
+
+    monkeypatch.setattr(service_module, "parse_markdown", parse_and_note_the_thread)
     uploaded = await service.upload(
         collection.id, ("index.md", b"# Index\n\n[FAQ](faq.md)\n"), ("faq.md", b"# FAQ\n")
     )
@@ -137,6 +150,7 @@ async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
     status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
     assert status.outdated_chunker_chunks == 0
     assert (await links_of(service, collection.id, index.document_id))["faq.md"] == faq_id
+    assert parsed_on == [False, False]  # both documents, neither on the event loop's thread
 
 
 async def test_a_link_ends_at_the_same_target_whatever_order_documents_arrive_in(

@@ -3,6 +3,7 @@
 from cograph_grpc.arguments import (
     check_search,
     check_typed_text,
+    is_blank,
     parse_content_hashes,
     parse_id,
     parse_ids,
@@ -34,6 +35,7 @@ __all__ = [
     "check_health",
     "check_search",
     "check_typed_text",
+    "is_blank",
     "next_page_token",
     "open_channel",
     "page_request",

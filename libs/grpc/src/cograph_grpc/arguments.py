@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 
@@ -30,6 +31,12 @@ def parse_ids(values: Iterable[str], what: str) -> list[uuid.UUID]:
     return [parse_id(value, what) for value in values]
 
 
+def is_blank(text: str) -> bool:
+    """Nothing to search for: only whitespace and invisible format characters (a zero-width
+    space, a byte order mark), which strip() keeps."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 def check_typed_text(text: str, what: str = "query") -> None:
     """Raise InvalidArgument, naming the character, when text holds a control character (a name,
     a group, a slug or a query: none can be stored or searched with one)."""
@@ -51,7 +58,7 @@ def check_search(
     positive limit, and numbers the fusion and pgvector can take (0 stands for the default k)."""
     if not 1 <= limit <= MAX_SEARCH_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-    if not query.strip():
+    if is_blank(query):
         raise InvalidArgument("the query is empty")
     check_typed_text(query)
     if not (math.isfinite(rrf_k) and rrf_k >= 0):

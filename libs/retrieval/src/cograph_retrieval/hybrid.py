@@ -180,12 +180,18 @@ class HybridRetriever:
         dimension = len(query.embedding)
         extra, extra_args = self._condition(query, 5)
         # The expression and predicate match the index of ensure_vector_index.
+        # relaxed_order may hand rows back slightly out of distance order: sorted again (the
+        # "+ 0" keeps the planner from taking the inner order as already sorted), so the dense
+        # rank each hit reports is its true one.
         sql = f"""
-            SELECT k.id FROM {t.table} k
-            WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2
-              AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
-            ORDER BY k.embedding::vector({dimension:d}) <=> $1::vector({dimension:d})
-            LIMIT $4"""
+            WITH nearest AS MATERIALIZED (
+                SELECT k.id, k.embedding::vector({dimension:d}) <=> $1::vector({dimension:d}) AS distance
+                FROM {t.table} k
+                WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2
+                  AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
+                ORDER BY distance
+                LIMIT $4)
+            SELECT id FROM nearest ORDER BY distance + 0, id"""
         async with connection.transaction():
             # Filtered HNSW scans keep going until enough rows pass the scope filter.
             await connection.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

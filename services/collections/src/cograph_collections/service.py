@@ -156,6 +156,17 @@ class Collections:
             await DocumentStore(connection).resolve_links(job.collection_id)
         await progress(1, 1)
 
+    def _prepare(self, row: asyncpg.Record) -> PreparedDocument:
+        parsed = parse_markdown(row["content"])
+        return PreparedDocument(
+            row["source_key"],
+            row["content"],
+            row["content_hash"],
+            row["size_bytes"],
+            parsed,
+            self._chunker.chunk(parsed),
+        )
+
     async def _rechunk_outdated(self, collection_id: uuid.UUID) -> None:
         """Rebuild the chunks (and with them the links) of documents chunked with other
         parameters; the rebuilt links are bound again once all are written."""
@@ -169,15 +180,8 @@ class Collections:
                 params.max_chunks,
             )
         for row in rows:
-            parsed = parse_markdown(row["content"])
-            prepared = PreparedDocument(
-                row["source_key"],
-                row["content"],
-                row["content_hash"],
-                row["size_bytes"],
-                parsed,
-                self._chunker.chunk(parsed),
-            )
+            # Parsing is CPU work: off the event loop, where heartbeats and requests run.
+            prepared = await asyncio.to_thread(self._prepare, row)
             async with self._pool.acquire() as connection, connection.transaction():
                 store = DocumentStore(connection)
                 # An upload may have replaced or deleted it since it was read: that upload chunked

@@ -19,7 +19,7 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingError, EmbeddingProvider
-from cograph_grpc import InvalidArgument, check_typed_text, parse_id, parse_ids
+from cograph_grpc import InvalidArgument, check_typed_text, is_blank, parse_id, parse_ids
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
@@ -68,7 +68,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
 
     def _checked(self, query: str, limit: int) -> tuple[str, int]:
         text = query.strip()
-        if not text:
+        if is_blank(text):
             raise InvalidArgument("the query is empty")
         check_typed_text(text)
         if len(text) > self._settings.max_query_chars:

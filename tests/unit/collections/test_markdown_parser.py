@@ -531,3 +531,19 @@ def test_a_tab_after_a_closing_fence_still_closes_it() -> None:
         ("code", 1, 3),
         ("x", 6, 8),
     ]
+
+
+def test_text_between_blocks_gets_its_own_lines_however_many_gaps_there_are() -> None:
+    """Link reference definitions produce no parser events: each becomes a paragraph block of
+    its own lines, counted from the block before it (once from the start: quadratic)."""
+    doc = parse_markdown("# T\n\n" + "p\n\n[a]: /b\n\n" * 3000 + "end\n")
+    assert len(doc.blocks) == 1 + 2 * 3000 + 1
+    for index in range(3000):
+        paragraph, definition = doc.blocks[1 + 2 * index], doc.blocks[2 + 2 * index]
+        assert (paragraph.start_line, paragraph.end_line) == (3 + 4 * index,) * 2
+        assert (definition.kind, definition.start_line, definition.end_line) == (
+            "paragraph",
+            5 + 4 * index,
+            5 + 4 * index,
+        )
+    assert (doc.blocks[-1].start_line, doc.blocks[-1].end_line) == (3 + 4 * 3000,) * 2

@@ -216,11 +216,13 @@ class Structure:
             elif key == "Code" and capture:
                 parts.append(event[key])
 
-    def _line_numbers(self, offsets: list[int]) -> list[int]:
-        """The line of each offset, for ascending offsets: the newlines between neighbours
-        are counted and summed in C, with no Python step per offset."""
+    def _line_numbers(self, offsets: list[int], base: tuple[int, int] | None = None) -> list[int]:
+        """The line of each offset, for ascending offsets at or after base (an offset and its
+        line; the body's start when None): the newlines between neighbours are counted and
+        summed in C, with no Python step per offset."""
+        start, line = base or (0, self._first_line)
         count = self._data.count
-        lines = accumulate(map(count, repeat(b"\n"), [0, *offsets], offsets), initial=self._first_line)
+        lines = accumulate(map(count, repeat(b"\n"), [start, *offsets], offsets), initial=line)
         next(lines)
         return list(lines)
 
@@ -251,9 +253,12 @@ class Structure:
         # a gap of newlines only is blank; only the others are looked at
         sizes = map(sub, gap_ends, gap_starts)
         for index in reversed(list(compress(range(len(gap_ends)), map(ne, newlines[0::2], sizes)))):
-            lines = self._line_numbers(self._paragraphs(gap_starts[index], gap_ends[index]))
+            # Counted from the block before the gap, not from the body's start: many gaps (link
+            # reference definitions between paragraphs) made that quadratic.
+            base = (lasts[index - 1], lines[2 * index - 1]) if index else None
+            found = self._line_numbers(self._paragraphs(gap_starts[index], gap_ends[index]), base)
             blocks[index:index] = [
-                Block("paragraph", first, last) for first, last in zip(lines[0::2], lines[1::2], strict=True)
+                Block("paragraph", first, last) for first, last in zip(found[0::2], found[1::2], strict=True)
             ]
         return blocks
 

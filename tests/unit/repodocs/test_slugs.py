@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 
 import pytest
 
@@ -123,3 +124,16 @@ def test_assignment_with_held_slugs_does_not_depend_on_input_order() -> None:
     results = [assign_slugs(list(order), held) for order in itertools.permutations(docs)]
     assert results[0] == {"doc-a": "guide", "doc-b": "guide-add8", "doc-c": "guide-d4b9"}
     assert all(result == results[0] for result in results)
+
+
+def test_more_pages_than_four_hex_suffixes_on_one_stem_still_get_unique_slugs() -> None:
+    """65,536 suffixes of 4 hex characters: pages sharing an 80-character prefix beyond that many
+    (the sync looped forever) take 8; the others keep the spec's 4, and every slug is kept."""
+    count = 16**4 + 2
+    docs = [(str(uuid.UUID(int=index)), f"docs/{'a' * 90}/p{index}.md") for index in range(count)]
+    slugs = assign_slugs(docs)
+    assert len(set(slugs.values())) == count
+    assert all(len(slug) <= 80 for slug in slugs.values())
+    suffixes = [len(slug.rsplit("-", 1)[1]) for slug in slugs.values() if slug != "a" * 80]
+    assert suffixes.count(4) > count - 100 and set(suffixes) == {4, 8}
+    assert assign_slugs(docs, slugs) == slugs  # held slugs, 8-character ones too, stay

@@ -8,11 +8,13 @@ from collections.abc import Mapping
 
 MAX_SLUG_CHARS = 80
 SUFFIX_HEX_CHARS = 4
+SUFFIX_WIDTHS = (SUFFIX_HEX_CHARS, 2 * SUFFIX_HEX_CHARS)
+ATTEMPTS_PER_WIDTH = 4096  # a free 4-hex suffix is found in fewer unless the stem's are all but gone
 STRIPPED_PREFIXES = ("docs/", "doc/", "documentation/", "pages/")
 DROPPED_EXTENSIONS = (".md", ".mdx", ".markdown", ".rst", ".txt")
 # "Alphanumeric" is Unicode-aware, so a page named 指南.md keeps a readable slug.
 _NON_ALPHANUMERIC_RUN = re.compile(r"[\W_]+")
-_SUFFIX = re.compile(rf"-[0-9a-f]{{{SUFFIX_HEX_CHARS}}}")
+_SUFFIX = re.compile(rf"-(?:[0-9a-f]{{{SUFFIX_HEX_CHARS}}}){{1,2}}")
 
 
 def slugify(path: str) -> str:
@@ -58,37 +60,48 @@ def assign_slugs(docs: list[tuple[str, str]], held: Mapping[str, str] | None = N
             used.add(slug)
     # Every bare slug is reserved as well, so a suffixed slug can never take one.
     taken = set(bases.values()) | used
+    crowded: set[tuple[str, int]] = set()  # (stem, width) whose suffixes ran out
     for document_id, _ in ordered:
         if document_id in assigned:
             continue
         base = bases[document_id]
-        slug = base if base not in used else _suffixed(base, document_id, taken)
+        slug = base if base not in used else _suffixed(base, document_id, taken, crowded)
         used.add(slug)
         taken.add(slug)
         assigned[document_id] = slug
     return assigned
 
 
-def _stem(base: str) -> str:
+def _stem(base: str, width: int = SUFFIX_HEX_CHARS) -> str:
     # The base is shortened so that the suffixed slug still fits in 80 characters.
-    return base[: MAX_SLUG_CHARS - SUFFIX_HEX_CHARS - 1]
+    return base[: MAX_SLUG_CHARS - width - 1]
 
 
 def _derives_from(slug: str, base: str) -> bool:
     """Whether `slug` is `base` or a suffixed form of it; not so once the slug steps changed."""
-    stem = _stem(base)
-    return slug == base or (slug.startswith(stem) and _SUFFIX.fullmatch(slug[len(stem) :]) is not None)
+    if slug == base:
+        return True
+    return any(
+        slug.startswith(stem := _stem(base, width)) and _SUFFIX.fullmatch(slug[len(stem) :]) is not None
+        for width in SUFFIX_WIDTHS
+    )
 
 
-def _suffixed(base: str, document_id: str, taken: set[str]) -> str:
-    stem = _stem(base)
-    attempt = 0
-    while True:
-        # Attempt 0 is the documented sha1(document_id); later ones only break a
-        # second collision, which needs two ids sharing a 16-bit hash prefix.
-        seed = document_id if attempt == 0 else f"{document_id}#{attempt}"
-        digest = hashlib.sha1(seed.encode(), usedforsecurity=False).hexdigest()
-        slug = f"{stem}-{digest[:SUFFIX_HEX_CHARS]}"
-        if slug not in taken:
-            return slug
-        attempt += 1
+def _suffixed(base: str, document_id: str, taken: set[str], crowded: set[tuple[str, int]]) -> str:
+    """The spec's 4 hex characters of sha1(document_id); when those are taken, further hashes of
+    the id; and only when a stem's 65,536 suffixes are (nearly) all taken, 8 characters: 4 alone
+    would never end once pages sharing one 80-character prefix outnumber them."""
+    for width in SUFFIX_WIDTHS:
+        stem = _stem(base, width)
+        if (stem, width) in crowded:  # found full for an earlier page: no need to try again
+            continue
+        for attempt in range(ATTEMPTS_PER_WIDTH):
+            # Attempt 0 is the documented sha1(document_id); later ones only break a
+            # second collision, which needs two ids sharing a 16-bit hash prefix.
+            seed = document_id if attempt == 0 else f"{document_id}#{attempt}"
+            digest = hashlib.sha1(seed.encode(), usedforsecurity=False).hexdigest()
+            slug = f"{stem}-{digest[:width]}"
+            if slug not in taken:
+                return slug
+        crowded.add((stem, width))
+    raise ValueError(f"no free slug for {base!r}")  # 4,096 hashes of 32 bits, all taken: not in this world

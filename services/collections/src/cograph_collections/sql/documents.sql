@@ -81,29 +81,38 @@ WHERE k.collection_id = $1 AND k.id = $2;
 -- its .md/.mdx), resolved against the linking document first, then as written from the
 -- root (written_key); wiki links by note name, the shortest matching path winning. Every
 -- link is ranked again, so that where it points never depends on the order documents
--- arrived in; each candidate lookup is an index probe, and only changed bindings are written.
-WITH candidates AS (
-    SELECT DISTINCT ON (l.id) l.id AS link_id, l.target_document_id AS bound, d.id AS document_id
-    FROM md_links l
+-- arrived in. The best document is found once per distinct target (thousands of links may
+-- name one note), each candidate lookup an index probe; only changed bindings are written.
+WITH targets AS (
+    SELECT DISTINCT link_type = 'wiki' AS wiki, target_key, coalesce(written_key, '') AS written_key
+    FROM md_links
+    WHERE collection_id = $1 AND target_key IS NOT NULL
+),
+best AS (
+    SELECT DISTINCT ON (t.wiki, t.target_key, t.written_key) t.wiki, t.target_key, t.written_key,
+           d.id AS document_id
+    FROM targets t
     CROSS JOIN LATERAL (
         SELECT d.id, d.normalised_key, false AS fallback FROM md_documents d
-        WHERE l.link_type = 'wiki' AND d.collection_id = l.collection_id
-          AND d.wiki_name = split_part(l.target_key, '/', -1)
-          AND (d.wiki_key = l.target_key OR right(d.wiki_key, length(l.target_key) + 1) = '/' || l.target_key)
+        WHERE t.wiki AND d.collection_id = $1
+          AND d.wiki_name = split_part(t.target_key, '/', -1)
+          AND (d.wiki_key = t.target_key OR right(d.wiki_key, length(t.target_key) + 1) = '/' || t.target_key)
         UNION ALL
         SELECT d.id, d.normalised_key, false FROM md_documents d
-        WHERE l.link_type <> 'wiki' AND d.collection_id = l.collection_id
-          AND d.normalised_key IN (l.target_key, l.target_key || '.md', l.target_key || '.mdx')
+        WHERE NOT t.wiki AND d.collection_id = $1
+          AND d.normalised_key IN (t.target_key, t.target_key || '.md', t.target_key || '.mdx')
         UNION ALL
         SELECT d.id, d.normalised_key, true FROM md_documents d
-        WHERE l.link_type <> 'wiki' AND d.collection_id = l.collection_id
-          AND d.normalised_key IN (l.written_key, l.written_key || '.md', l.written_key || '.mdx')
+        WHERE NOT t.wiki AND t.written_key <> '' AND d.collection_id = $1
+          AND d.normalised_key IN (t.written_key, t.written_key || '.md', t.written_key || '.mdx')
     ) d
-    WHERE l.collection_id = $1 AND l.target_key IS NOT NULL
-    ORDER BY l.id, d.fallback, length(d.normalised_key), d.normalised_key
+    ORDER BY t.wiki, t.target_key, t.written_key, d.fallback, length(d.normalised_key), d.normalised_key
 )
-UPDATE md_links l SET target_document_id = c.document_id
-FROM candidates c WHERE l.id = c.link_id AND c.bound IS DISTINCT FROM c.document_id;
+UPDATE md_links l SET target_document_id = b.document_id
+FROM best b
+WHERE l.collection_id = $1 AND (l.link_type = 'wiki') = b.wiki AND l.target_key = b.target_key
+  AND coalesce(l.written_key, '') = b.written_key
+  AND l.target_document_id IS DISTINCT FROM b.document_id;
 
 -- name: count_unresolved_links
 SELECT count(*) FROM md_links

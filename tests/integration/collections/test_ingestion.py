@@ -119,6 +119,18 @@ async def test_document_keeps_its_parsed_metadata(service: Running, collection: 
         # past the 64 KiB the control-byte heuristic reads: PostgreSQL text cannot hold a NUL
         ("later.md", b"# Text\n" + b"a" * 70_000 + b"\x00", pb.DocumentError.REASON_BINARY, "binary file"),
         ("huge.md", b"# big\n" + b"word " * 2_000_000, pb.DocumentError.REASON_TOO_LARGE, "over the limit"),
+        (  # 300 characters, 1,200 bytes: past what a key's index row may hold
+            "\U0001f600" * 300 + ".md",
+            b"# emoji",
+            pb.DocumentError.REASON_INVALID_SOURCE_KEY,
+            "longer than 1024 bytes in UTF-8",
+        ),
+        (  # one code block of 150,000 distinct words: more lexemes than a tsvector holds
+            "words.md",
+            b"```\n" + " ".join(f"w{i}x" for i in range(150_000)).encode() + b"\n```\n",
+            pb.DocumentError.REASON_TOO_LARGE,
+            "too large for the database to index (string is too long for tsvector",
+        ),
         (  # 3 KB whose rows, filled out to a 500-column header, would be 250,000 cells
             "ragged.md",
             b"|a" * 500 + b"|\n" + b"|-" * 500 + b"|\n" + b"x\n" * 500,
@@ -301,3 +313,16 @@ async def test_a_collection_deleted_while_its_upload_is_parsed_is_not_found(
         assert await other.fetchval("SELECT count(*) FROM collections.md_documents") == 0
     finally:
         await other.close()
+
+
+async def test_a_link_too_long_to_name_a_document_is_kept_unresolved(
+    service: Running, collection: pb.Collection
+) -> None:
+    href = "/" + "x" * 3000 + ".md"
+    response = await upload(service, collection, doc("long.md", f"# Long\n\n[far]({href})\n".encode()))
+    assert response.results[0].state == pb.DOCUMENT_STATE_CREATED
+    document = await service.stub.GetDocument(
+        pb.GetDocumentRequest(collection_id=collection.id, document_id=response.results[0].document_id)
+    )
+    [link] = document.document.metadata.links
+    assert (link.href, link.target_document_id) == (href, "")

@@ -63,7 +63,8 @@ def test_normalise_source_key(key: str, expected: str) -> None:
         ("C:\\Windows\\a.md", "absolute path outside the collection"),
         ("//server/share/a.md", "absolute path outside the collection"),
         ("./", "names no document"),
-        ("x" * 1025, "longer than 1024 characters"),
+        ("x" * 1025, "longer than 1024 bytes in UTF-8"),
+        ("\U0001f600" * 257, "longer than 1024 bytes in UTF-8"),  # 257 characters, 1,028 bytes
     ],
 )
 def test_validate_source_key_rejects(key: str, reason: str) -> None:
@@ -98,6 +99,9 @@ def test_validate_source_key_accepts(key: str) -> None:
         ("Folder/Note.md", "wiki", "help/a.md", ("Folder/Note", None)),
         ("#Local", "wiki", "help/a.md", ("help/a", "Local")),  # a note name, as wiki targets are
         ("Note%20One", "wiki", "a.md", ("Note One", None)),
+        # Longer than a source key may be: it names no document (and is not indexed).
+        ("/" + "x" * 3000 + "#top", "markdown", "a.md", (None, "top")),
+        ("\U0001f600" * 300, "wiki", "a.md", (None, None)),
     ],
 )
 def test_link_target_key(

@@ -91,6 +91,11 @@ def _decode(upload: Upload, max_bytes: int) -> str | Failure:
         )
 
 
+def _too_large(document: PreparedDocument, error: asyncpg.PostgresError) -> Outcome:
+    reason = f"{document.source_key}: too large for the database to index ({error.message})"
+    return Outcome(document.source_key, failure=Failure(Reason.TOO_LARGE, reason))
+
+
 class Ingestor:
     def __init__(self, pool: asyncpg.Pool[Any], max_document_bytes: int, chunker: MarkdownChunker) -> None:
         self._pool = pool
@@ -161,6 +166,25 @@ class Ingestor:
         return [outcome for outcome in outcomes if outcome is not None]
 
     async def _write(
+        self, collection_id: uuid.UUID, documents: dict[int, PreparedDocument], requested_by: str
+    ) -> dict[int, Outcome]:
+        """The batch in one transaction; when a document passes one of PostgreSQL's own limits
+        (an index row, a tsvector: text no check before it foresees), the documents one by one,
+        so that one refuses with the reason and the others are written."""
+        try:
+            return await self._write_together(collection_id, documents, requested_by)
+        except asyncpg.ProgramLimitExceededError as error:
+            if len(documents) == 1:
+                return {index: _too_large(document, error) for index, document in documents.items()}
+        results: dict[int, Outcome] = {}
+        for index, document in documents.items():
+            try:
+                results |= await self._write_together(collection_id, {index: document}, requested_by)
+            except asyncpg.ProgramLimitExceededError as error:
+                results[index] = _too_large(document, error)
+        return results
+
+    async def _write_together(
         self, collection_id: uuid.UUID, documents: dict[int, PreparedDocument], requested_by: str
     ) -> dict[int, Outcome]:
         """One transaction, with the jobs that embed and link what it writes. Keys are locked

@@ -18,7 +18,8 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SLASHES = re.compile(r"/{2,}")
-MAX_SOURCE_KEY_CHARS = 1024
+# In UTF-8 bytes: keys are indexed, and a btree row holds at most 2,704 bytes.
+MAX_SOURCE_KEY_BYTES = 1024
 # Obsidian embeds of these are attachments (images, media, PDFs, canvases), not notes.
 _ATTACHMENT_SUFFIX = re.compile(
     r"\.(?:png|jpe?g|gif|bmp|svg|webp|avif|ico|tiff?|mp3|webm|wav|m4a|ogg|3gp|flac|mp4|ogv|mov|mkv"
@@ -86,8 +87,8 @@ def validate_source_key(key: str) -> str | None:
     """None when key is acceptable as a document's source key, else the reason it is not."""
     if not key or not key.strip():
         return "source key is empty"
-    if len(key) > MAX_SOURCE_KEY_CHARS:
-        return f"source key is longer than {MAX_SOURCE_KEY_CHARS} characters"
+    if len(key) > MAX_SOURCE_KEY_BYTES or len(key.encode(errors="replace")) > MAX_SOURCE_KEY_BYTES:
+        return f"source key is longer than {MAX_SOURCE_KEY_BYTES} bytes in UTF-8"
     if _CONTROL.search(key):
         return "source key contains a NUL or control character"
     path = key.strip().replace("\\", "/")
@@ -128,8 +129,16 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
     - wiki: the note name (the linking note's own for [[#heading]]), URL-decoded and
       normalised, with a .md/.mdx suffix removed:
       Obsidian resolves it by name anywhere in the vault (see wiki_target_matches).
-    Anchors are URL-decoded and returned without '#'; an empty fragment is None.
+    Anchors are URL-decoded and returned without '#'; an empty fragment is None. A key longer
+    than any source key may be is None: it can name no document (and is indexed).
     """
+    key, anchor = _target_key(href, link_type, from_source_key)
+    if key is not None and len(key.encode(errors="replace")) > MAX_SOURCE_KEY_BYTES:
+        return None, anchor
+    return key, anchor
+
+
+def _target_key(href: str, link_type: LinkType, from_source_key: str) -> tuple[str | None, str | None]:
     raw_path, raw_fragment = split_fragment(href)
     anchor = _url_decoded(raw_fragment) if raw_fragment else None
     if link_type == "absolute":

@@ -320,6 +320,12 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         ),
         400,
     )
+    for url in ("/api/md-collections", f"{base}/documents/batch", "/api/search/route"):
+        deep = b"[" * 5000 + b"]" * 5000  # JSON nested 5,000 levels: the decoder recurses
+        too_deep = await gateway.post(
+            url, content=deep, headers={**alice, "content-type": "application/json"}
+        )
+        assert "nested too deeply" in is_problem(too_deep, 400)["detail"], url
 
 
 async def test_collection_search_is_scoped_and_cites(gateway: httpx.AsyncClient, auth: Auth) -> None:

@@ -146,6 +146,12 @@ def handle_grpc(request: Request[Any, Any, Any], exc: aio.AioRpcError) -> Respon
     return problem(*grpc_status(exc))
 
 
+def handle_too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[dict[str, Any]]:
+    # Only input nests without bound here: a JSON body of thousands of levels, which the
+    # decoder reads by recursion. The caller's mistake, not the gateway's failure.
+    return problem(400, "the request body is nested too deeply to read")
+
+
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem(500, f"the gateway failed unexpectedly (trace {current_trace_id()})")
@@ -169,5 +175,6 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     AuthenticationError: handle_authentication,
     HTTPException: handle_http,
     aio.AioRpcError: handle_grpc,
+    RecursionError: handle_too_deep,
     Exception: handle_unexpected,
 }

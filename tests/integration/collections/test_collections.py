@@ -145,3 +145,17 @@ async def test_a_grant_to_a_collection_deleted_meanwhile_is_not_found(
         await connection.close()
     assert refused.value.code() == grpc.StatusCode.NOT_FOUND
     assert collection.id in (refused.value.details() or "")
+
+
+async def test_a_collection_holds_at_most_a_hundred_group_grants(
+    service: Running, collection: pb.Collection
+) -> None:
+    """Every request's access check reads every grant, so one owner cannot grow them unbounded."""
+    for index in range(100):
+        await service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group=f"g{index}"))
+    with pytest.raises(aio.AioRpcError) as refused:
+        await service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group="one-more"))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "at most 100 group grants" in (refused.value.details() or "")
+    again = await service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group="g7"))
+    assert len(again.collection.group_grants) == 100  # granting a group it has is no new grant

@@ -215,3 +215,25 @@ async def test_bad_input_is_a_clear_status_never_internal(service: Running, tmp_
         "does not exist",
         stub.ReadFileRange(pb.ReadFileRangeRequest(repository_id=unknown, path="a.py")),
     )
+
+
+async def test_a_repository_holds_at_most_a_hundred_group_grants(service: Running, tmp_path: Path) -> None:
+    """Every request's access check reads every grant, so one owner cannot grow them unbounded."""
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# API\n"})
+    api = (
+        await service.stub.RegisterRepository(registration("api", checkout_path=str(origin.root)))
+    ).repository
+    for index in range(100):
+        await service.stub.AddRepositoryGrant(
+            pb.AddRepositoryGrantRequest(repository_id=api.id, group=f"g{index}")
+        )
+    await expect(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "at most 100 group grants",
+        service.stub.AddRepositoryGrant(pb.AddRepositoryGrantRequest(repository_id=api.id, group="one-more")),
+    )
+    again = await service.stub.AddRepositoryGrant(
+        pb.AddRepositoryGrantRequest(repository_id=api.id, group="g7")
+    )
+    assert len(again.repository.group_grants) == 100  # granting a group it has is no new grant

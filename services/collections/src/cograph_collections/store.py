@@ -11,7 +11,11 @@ import msgspec
 
 from cograph_collections.domain import Visibility
 from cograph_db import Connection, Queries
-from cograph_grpc import NotFound
+from cograph_grpc import FailedPrecondition, NotFound
+
+# Every request's access check reads every grant: their number is bounded (a user granting
+# 100,000 groups slowed every reader's request, and 400,000 overflowed the gRPC message).
+MAX_GROUP_GRANTS = 100
 
 SQL = Queries.load("cograph_collections.sql", "collections.sql")
 
@@ -81,6 +85,12 @@ class CollectionStore:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
 
     async def add_grant(self, collection_id: uuid.UUID, group: str) -> None:
+        """In a transaction: the count and the insert happen under the collection's lock."""
+        await self._db.execute(SQL.lock_grants, collection_id)
+        if await self._db.fetchval(SQL.count_other_grants, collection_id, group) >= MAX_GROUP_GRANTS:
+            raise FailedPrecondition(
+                f"a collection has at most {MAX_GROUP_GRANTS} group grants; remove one before adding another"
+            )
         try:
             await self._db.execute(SQL.insert_grant, collection_id, group)
         except asyncpg.ForeignKeyViolationError:  # deleted since the caller looked it up

@@ -10,10 +10,12 @@ import asyncpg
 import msgspec
 
 from cograph_db import Connection, Queries
-from cograph_grpc import AlreadyExists
+from cograph_grpc import AlreadyExists, FailedPrecondition
 from cograph_repodocs.rules import Ref, Visibility
 
 SQL = Queries.load("cograph_repodocs.sql", "repositories.sql")
+# Every request's access check reads every grant: their number is bounded.
+MAX_GROUP_GRANTS = 100
 
 
 class NewRepository(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +100,12 @@ class RepositoryStore:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
 
     async def add_grant(self, repository_id: uuid.UUID, group: str) -> None:
+        """In a transaction: the count and the insert happen under the repository's lock."""
+        await self._db.execute(SQL.lock_grants, repository_id)
+        if await self._db.fetchval(SQL.count_other_grants, repository_id, group) >= MAX_GROUP_GRANTS:
+            raise FailedPrecondition(
+                f"a repository has at most {MAX_GROUP_GRANTS} group grants; remove one before adding another"
+            )
         await self._db.execute(SQL.insert_grant, repository_id, group)
 
     async def remove_grant(self, repository_id: uuid.UUID, group: str) -> None:

@@ -36,6 +36,13 @@ FROM md_collections c
 LEFT JOIN md_collection_grants g ON g.collection_id = c.id
 GROUP BY c.id;
 
+-- name: lock_grants
+-- Held until the transaction ends: grants to one collection are added one at a time.
+SELECT true FROM md_collections WHERE id = $1 FOR NO KEY UPDATE;
+
+-- name: count_other_grants
+SELECT count(*) FROM md_collection_grants WHERE collection_id = $1 AND group_name <> $2;
+
 -- name: insert_grant
 INSERT INTO md_collection_grants (collection_id, group_name) VALUES ($1, $2)
 ON CONFLICT DO NOTHING;

@@ -27,6 +27,13 @@ LEFT JOIN repository_grants g ON g.repository_id = r.id
 GROUP BY r.id
 ORDER BY r.host, r.owner, r.name;
 
+-- name: lock_grants
+-- Held until the transaction ends: grants to one repository are added one at a time.
+SELECT true FROM repositories WHERE id = $1 FOR NO KEY UPDATE;
+
+-- name: count_other_grants
+SELECT count(*) FROM repository_grants WHERE repository_id = $1 AND group_name <> $2;
+
 -- name: insert_grant
 INSERT INTO repository_grants (repository_id, group_name) VALUES ($1, $2)
 ON CONFLICT DO NOTHING;

@@ -75,9 +75,9 @@ def test_previous_and_next_follow_the_tree_depth_first() -> None:
         "docs-guides-readme",
     ]
     first, setup, last = (
-        tree.pages["readme"],
-        tree.pages["docs-guides-2-setup"],
-        tree.pages["docs-guides-readme"],
+        tree.nav("readme"),
+        tree.nav("docs-guides-2-setup"),
+        tree.nav("docs-guides-readme"),
     )
     assert (first.previous, first.next) == (None, NavLink(slug="contributing", title="Contributing"))
     assert (setup.previous, setup.next) == (
@@ -89,17 +89,17 @@ def test_previous_and_next_follow_the_tree_depth_first() -> None:
 
 def test_siblings_are_the_other_pages_of_the_same_directory() -> None:
     tree = build_docs_tree(PAGES)
-    assert tree.pages["docs-guides-2-setup"].siblings == [
+    assert tree.nav("docs-guides-2-setup").siblings == [
         NavLink(slug="docs-guides-10-deploy", title="Deploy"),
         NavLink(slug="docs-guides-readme", title="Guides"),
     ]
     # A directory page sits among its directory's siblings; a directory without a page is no link.
-    assert tree.pages["docs-guides-index"].siblings == [
+    assert tree.nav("docs-guides-index").siblings == [
         NavLink(slug="docs-faq", title="FAQ"),
         NavLink(slug="docs-guides", title="Guides overview"),
     ]
-    assert tree.pages["contributing"].siblings == []
-    assert tree.pages["readme"].siblings == []
+    assert tree.nav("contributing").siblings == []
+    assert tree.nav("readme").siblings == []
 
 
 def test_readme_is_the_directory_page_when_there_is_no_index() -> None:
@@ -115,7 +115,9 @@ def test_readme_is_the_directory_page_when_there_is_no_index() -> None:
 
 def test_empty_tree() -> None:
     tree = build_docs_tree([])
-    assert (tree.root.children, tree.order, tree.pages) == ([], [], {})
+    assert (tree.root.children, tree.order) == ([], [])
+    with pytest.raises(KeyError):
+        tree.nav("readme")
 
 
 def test_duplicate_slugs_are_rejected() -> None:
@@ -143,6 +145,22 @@ def test_table_of_contents_keeps_a_first_heading_that_is_not_the_title() -> None
     toc = table_of_contents(page("guide.md", "guide.md", headings=HEADINGS[1:2]))
     assert toc == [TocEntry(level=2, text="Install", anchor="install")]
     assert (
-        build_docs_tree([page("guide.md", "Guide", headings=HEADINGS)]).pages["guide"].toc[0].anchor
+        build_docs_tree([page("guide.md", "Guide", headings=HEADINGS)]).nav("guide").toc[0].anchor
         == "install"
     )
+
+
+def test_a_directory_of_thousands_of_pages_is_sorted_once_and_each_page_finds_its_place() -> None:
+    """Navigation is built for the page asked for: every page's sibling list built up front was
+    the square of a directory's pages (20,000 pages: 3 GB and 20 s)."""
+    count = 20_000
+    tree = build_docs_tree([page(f"flat/p{index}.md", f"Page {index}") for index in range(count)])
+    [flat] = tree.root.children
+    assert len(flat.children) == count
+    assert [child.name for child in flat.children[:3]] == ["p0.md", "p1.md", "p2.md"]  # natural order
+    middle = tree.nav("flat-p500")
+    assert (middle.previous, middle.next) == (
+        NavLink(slug="flat-p499", title="Page 499"),
+        NavLink(slug="flat-p501", title="Page 501"),
+    )
+    assert len(middle.siblings) == count - 1

@@ -62,7 +62,8 @@ def roots_of(tree: DocsTree) -> list[TreeNode]:
 
 async def docs_tree(connection: Connection, repository_id: uuid.UUID) -> list[TreeNode]:
     pages = await DocumentStore(connection).pages(repository_id)
-    return roots_of(tree_of(pages))
+    # Thousands of pages take a while to sort into a tree: off the event loop.
+    return await asyncio.to_thread(lambda: roots_of(tree_of(pages)))
 
 
 async def docs_page(connection: Connection, repository_id: uuid.UUID, slug: str) -> DocsPage:
@@ -83,7 +84,7 @@ def _navigation(document: DocumentRow, pages: list[PageRow] | None) -> PageNav:
     """Its place in the tree (pages: the repository's, for prose), or only its table of contents."""
     if pages is not None:
         # Only this page's headings are parsed: the others' tables of contents are not shown.
-        return tree_of(pages, {document.id: document}).pages[document.slug]
+        return tree_of(pages, {document.id: document}).nav(document.slug)
     page = Page(slug=document.slug, path=document.path, title=document.title, headings=_headings(document))
     return PageNav(slug=document.slug, siblings=[], previous=None, next=None, toc=table_of_contents(page))
 

@@ -61,12 +61,31 @@ class PageNav(msgspec.Struct, frozen=True, kw_only=True):
     toc: list[TocEntry]
 
 
-class DocsTree(msgspec.Struct, frozen=True, kw_only=True):
-    root: TreeNode
-    order: list[NavLink]
-    """Every page, depth-first."""
-    pages: dict[str, PageNav]
-    """Navigation by slug."""
+class DocsTree:
+    """The tree, every page in order, and each page's navigation on demand: a request shows one
+    page's, and building every page's sibling list up front cost the square of a directory's pages."""
+
+    def __init__(
+        self, root: TreeNode, order: list[NavLink], pages: list[Page], siblings: dict[str, list[NavLink]]
+    ) -> None:
+        self.root = root
+        self.order = order
+        """Every page, depth-first."""
+        self._pages = {page.slug: page for page in pages}
+        self._positions = {link.slug: position for position, link in enumerate(order)}
+        self._siblings = siblings
+
+    def nav(self, slug: str) -> PageNav:
+        """The navigation of the page `slug` (KeyError when it is no page of the tree)."""
+        position = self._positions[slug]
+        order = self.order
+        return PageNav(
+            slug=slug,
+            siblings=[link for link in self._siblings.get(slug, []) if link.slug != slug],
+            previous=order[position - 1] if position > 0 else None,
+            next=order[position + 1] if position + 1 < len(order) else None,
+            toc=table_of_contents(self._pages[slug]),
+        )
 
 
 def build_docs_tree(pages: list[Page]) -> DocsTree:
@@ -74,10 +93,11 @@ def build_docs_tree(pages: list[Page]) -> DocsTree:
     if len(set(slugs)) != len(slugs):
         raise ValueError("page slugs must be unique")
     root = TreeNode(name="", path="", title="", is_directory=True)
+    directories = {"": root}
     directory_pages = _directory_pages(pages)
     for page in pages:
         parts = PurePosixPath(page.path).parts
-        directory = _directory_node(root, parts[:-1])
+        directory = _directory_node(directories, parts[:-1])
         if directory_pages.get(directory.path) is page:
             directory.slug, directory.title = page.slug, page.title
         else:
@@ -90,17 +110,7 @@ def build_docs_tree(pages: list[Page]) -> DocsTree:
     order: list[NavLink] = []
     siblings: dict[str, list[NavLink]] = {}
     _visit(root, [], order, siblings)
-    by_slug = {page.slug: page for page in pages}
-    navs: dict[str, PageNav] = {}
-    for position, link in enumerate(order):
-        navs[link.slug] = PageNav(
-            slug=link.slug,
-            siblings=[s for s in siblings.get(link.slug, []) if s.slug != link.slug],
-            previous=order[position - 1] if position > 0 else None,
-            next=order[position + 1] if position + 1 < len(order) else None,
-            toc=table_of_contents(by_slug[link.slug]),
-        )
-    return DocsTree(root=root, order=order, pages=navs)
+    return DocsTree(root, order, pages, siblings)
 
 
 def table_of_contents(page: Page) -> list[TocEntry]:
@@ -126,15 +136,16 @@ def _directory_pages(pages: list[Page]) -> dict[str, Page]:
     return {directory: page for directory, (_, page) in best.items()}
 
 
-def _directory_node(root: TreeNode, segments: tuple[str, ...]) -> TreeNode:
-    node = root
-    for segment in segments:
-        child = next((c for c in node.children if c.is_directory and c.name == segment), None)
-        if child is None:
-            path = f"{node.path}/{segment}" if node.path else segment
-            child = TreeNode(name=segment, path=path, title=segment, is_directory=True)
-            node.children.append(child)
-        node = child
+def _directory_node(directories: dict[str, TreeNode], segments: tuple[str, ...]) -> TreeNode:
+    """The node of a directory path, made with its parents when new (found by path, not by a
+    walk over each node's children)."""
+    path = "/".join(segments)
+    node = directories.get(path)
+    if node is None:
+        parent = _directory_node(directories, segments[:-1])
+        node = TreeNode(name=segments[-1], path=path, title=segments[-1], is_directory=True)
+        parent.children.append(node)
+        directories[path] = node
     return node
 
 

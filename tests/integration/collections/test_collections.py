@@ -159,3 +159,23 @@ async def test_a_collection_holds_at_most_a_hundred_group_grants(
     assert "at most 100 group grants" in (refused.value.details() or "")
     again = await service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group="g7"))
     assert len(again.collection.group_grants) == 100  # granting a group it has is no new grant
+
+
+async def test_a_grant_does_not_wait_for_an_upload_into_the_collection(
+    service: Running, collection: pb.Collection, database: str
+) -> None:
+    """An upload's write holds the collection row (FOR SHARE) until it commits: grants are
+    serialised on a lock of their own, so they do not wait for it."""
+    connection = await asyncpg.connect(database)
+    try:
+        async with connection.transaction():
+            await connection.execute(
+                "SELECT true FROM collections.md_collections WHERE id = $1 FOR SHARE",
+                uuid.UUID(collection.id),
+            )
+            granted = await asyncio.wait_for(
+                service.stub.AddGrant(pb.AddGrantRequest(collection_id=collection.id, group="eng")), 5
+            )
+    finally:
+        await connection.close()
+    assert list(granted.collection.group_grants) == ["eng"]

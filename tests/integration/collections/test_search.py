@@ -298,11 +298,18 @@ async def test_the_largest_page_a_store_gives_is_searched_by_both_streams(
     assert response.hits[0].chunk.source_key == "backup.md"
 
 
-async def test_a_query_typed_in_decomposed_form_finds_the_composed_word(
+async def test_a_word_is_found_whichever_unicode_form_it_was_typed_and_stored_in(
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:
-    await service.upload(collection.id, ("menu.md", "# Menu\n\nThe café opens at seven.".encode()))
-    decomposed = unicodedata.normalize("NFD", "café")
-    assert decomposed != "café"
-    hits = await search(service, embedder, [collection.id], decomposed, dense=False)
-    assert [hit.chunk.source_key for hit in hits] == ["menu.md"]
+    """'café' composed or as e + U+0301 (macOS input, a copy from a PDF): either form of the
+    query finds either form of the text."""
+    composed, decomposed = "café", unicodedata.normalize("NFD", "café")
+    assert decomposed != composed
+    await service.upload(
+        collection.id,
+        ("menu.md", f"# Menu\n\nThe {composed} opens at seven.".encode()),
+        ("pdf.md", f"# Copied\n\nThe {decomposed} closes at ten.".encode()),
+    )
+    for query in (composed, decomposed):
+        hits = await search(service, embedder, [collection.id], query, dense=False)
+        assert sorted(hit.chunk.source_key for hit in hits) == ["menu.md", "pdf.md"], ascii(query)

@@ -27,10 +27,25 @@ async def test_stored_code_is_split_the_new_way_and_its_statistics_follow(databa
             " 'function', 'javascript', 1, 1, 'function $http(größe)')",
             repository,
         )
-        lexemes = "SELECT tsvector_to_array(search_text) FROM repodocs.code_nodes"
+        await connection.execute(
+            "INSERT INTO repodocs.code_nodes (repository_id, path, name, qualified_name, kind, language,"
+            " start_line, end_line, signature) VALUES ($1, 'web/app.js', 'plain', 'web.app.plain',"
+            " 'function', 'javascript', 2, 2, 'function plain(a, b)')",
+            repository,
+        )
+        lexemes = "SELECT tsvector_to_array(search_text) FROM repodocs.code_nodes WHERE name = '$http'"
+        row_version = "SELECT xmin::text FROM repodocs.code_nodes WHERE name = 'plain'"
         assert "$http" not in await connection.fetchval(lexemes)
+        plain_before = await connection.fetchval(row_version)
         assert 10 in await apply_migrations(connection, MIGRATIONS)
         assert {"$http", "web.app.$http", "größe", "http"} <= set(await connection.fetchval(lexemes))
+        # Only rows whose lexemes change are written (each write re-indexes the row's vector too).
+        assert await connection.fetchval(row_version) == plain_before
+        # Spaces and punctuation beyond ASCII still separate (a query copied from a web page).
+        split = await connection.fetchval(
+            "SELECT repodocs.identifier_lexemes($1)", "parse\u00a0config → “x2”"
+        )
+        assert sorted(split) == ["config", "parse", "x2"]
         df = await connection.fetchval(
             "SELECT df FROM repodocs.code_term_stats WHERE scope_id = $1 AND lexeme = '$http'", repository
         )

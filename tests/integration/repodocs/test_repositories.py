@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 
+import asyncpg
 import grpc
 import pytest
 from grpc import aio
@@ -237,3 +239,28 @@ async def test_a_repository_holds_at_most_a_hundred_group_grants(service: Runnin
         pb.AddRepositoryGrantRequest(repository_id=api.id, group="g7")
     )
     assert len(again.repository.group_grants) == 100  # granting a group it has is no new grant
+
+
+async def test_a_grant_to_a_repository_deleted_meanwhile_is_not_found(
+    service: Running, tmp_path: Path, database: str
+) -> None:
+    """The grant's insert waits for a delete in progress, then finds the repository gone: a
+    NOT_FOUND, not a foreign-key failure (INTERNAL)."""
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# API\n"})
+    api = (
+        await service.stub.RegisterRepository(registration("api", checkout_path=str(origin.root)))
+    ).repository
+    connection = await asyncpg.connect(database)
+    try:
+        deleting = connection.transaction()
+        await deleting.start()
+        await connection.execute("DELETE FROM repodocs.repositories WHERE id = $1", uuid.UUID(api.id))
+        granting = asyncio.ensure_future(
+            service.stub.AddRepositoryGrant(pb.AddRepositoryGrantRequest(repository_id=api.id, group="eng"))
+        )
+        await asyncio.sleep(0.5)  # past its existence check, waiting on the row lock
+        await deleting.commit()
+        await expect(grpc.StatusCode.NOT_FOUND, api.id, granting)
+    finally:
+        await connection.close()

@@ -82,7 +82,7 @@ def test_values_are_converted_to_their_types() -> None:
             {"COGRAPH_SEARCH__DEFAULT_LIMIT": "500"},
             "COGRAPH_SEARCH__DEFAULT_LIMIT (500) is above COGRAPH_SEARCH__MAX_LIMIT (100)",
         ),
-        ({"COGRAPH_SEARCH__MAX_LIMIT": "1001"}, "COGRAPH_SEARCH__MAX_LIMIT: Expected `int` <= 1000"),
+        ({"COGRAPH_SEARCH__MAX_LIMIT": "501"}, "COGRAPH_SEARCH__MAX_LIMIT: Expected `int` <= 500"),
     ],
 )
 def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:

@@ -26,6 +26,17 @@ from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
+def _both_forms(text: str) -> str:
+    """The text in composed and decomposed form: 'café' typed as e + U+0301 (macOS input, a
+    copy from a PDF) is another lexeme to PostgreSQL than the composed one, and stored text
+    may be either. A form no chunk of the scope holds has no document frequency: it neither
+    selects nor scores."""
+    if text.isascii():
+        return text
+    composed, decomposed = unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)
+    return composed if composed == decomposed else f"{composed} {decomposed}"
+
+
 class ChunkTable(msgspec.Struct, frozen=True):
     """Where a store keeps its chunks and their term statistics."""
 
@@ -120,9 +131,7 @@ class HybridRetriever:
 
     async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
         """Chunk ids by BM25 score, best first."""
-        # Composed form, as text is almost always stored: 'café' typed as e + U+0301 (macOS input,
-        # a copy from a PDF) is another lexeme to PostgreSQL and would match nothing.
-        lexemes = await connection.fetchval(self._lexemes_sql, unicodedata.normalize("NFC", query.text))
+        lexemes = await connection.fetchval(self._lexemes_sql, _both_forms(query.text))
         if not lexemes or not query.scope:
             return []
         stats = await connection.fetchrow(self._stats_sql, list(query.scope), lexemes)

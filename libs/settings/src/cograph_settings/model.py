@@ -186,10 +186,11 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
     ] = 10.0
     max_query_chars: Annotated[int, Meta(gt=0, description="Longest query accepted.")] = 2000
     default_limit: Annotated[
-        int, Meta(gt=0, le=1000, description="Hits returned when a request names no limit.")
+        int, Meta(gt=0, le=500, description="Hits returned when a request names no limit.")
     ] = 10
     max_limit: Annotated[
-        int, Meta(gt=0, le=1000, description="Most hits one request may ask for (the stores take 1000).")
+        int,
+        Meta(gt=0, le=500, description="Most hits one request may ask for (code hits' related docs: 500)."),
     ] = 100
 
     def __post_init__(self) -> None:

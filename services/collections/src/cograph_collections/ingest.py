@@ -4,6 +4,8 @@ A bad document is refused before anything is written, with its own reason, and n
 affects the others. The good ones of a batch are written in one transaction (all or
 nothing: never a partial write), together with the embed and resolve_links jobs that
 follow them: a written document always has its jobs queued, however the upload call ends.
+Only a batch that passes one of PostgreSQL's own limits is written again one document per
+transaction, so that the document past the limit fails alone.
 An unchanged document costs one hash comparison: no parse, no chunk, no write, no embedding.
 """
 

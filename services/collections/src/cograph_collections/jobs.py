@@ -124,7 +124,10 @@ class JobStore:
 
     async def sweep(self, stale_after_seconds: float) -> list[uuid.UUID]:
         """Running jobs whose worker went silent become errors, with the reason."""
-        return [row["id"] for row in await self._db.fetch(SQL.sweep_stale, stale_after_seconds)]
+        swept = [row["id"] for row in await self._db.fetch(SQL.sweep_stale, stale_after_seconds)]
+        if swept:  # queued jobs of the same collection and kind waited for these to end
+            await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(swept[0]))
+        return swept
 
     async def get(self, job_id: uuid.UUID) -> Job | None:
         row = await self._db.fetchrow(SQL.select_job, job_id)

@@ -148,7 +148,9 @@ def handle_grpc(request: Request[Any, Any, Any], exc: aio.AioRpcError) -> Respon
 
 def handle_too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[dict[str, Any]]:
     # Only input nests without bound here: a JSON body of thousands of levels, which the
-    # decoder reads by recursion. The caller's mistake, not the gateway's failure.
+    # decoder reads by recursion. The caller's mistake, not the gateway's failure; logged, so
+    # that a recursion of the gateway's own would not pass unseen.
+    log.warning("recursion too deep on %s %s: answered 400", request.method, request.url.path)
     return problem(400, "the request body is nested too deeply to read")
 
 

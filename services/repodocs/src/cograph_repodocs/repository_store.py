@@ -10,7 +10,7 @@ import asyncpg
 import msgspec
 
 from cograph_db import Connection, Queries
-from cograph_grpc import AlreadyExists, FailedPrecondition
+from cograph_grpc import AlreadyExists, FailedPrecondition, NotFound
 from cograph_repodocs.rules import Ref, Visibility
 
 SQL = Queries.load("cograph_repodocs.sql", "repositories.sql")
@@ -106,7 +106,10 @@ class RepositoryStore:
             raise FailedPrecondition(
                 f"a repository has at most {MAX_GROUP_GRANTS} group grants; remove one before adding another"
             )
-        await self._db.execute(SQL.insert_grant, repository_id, group)
+        try:
+            await self._db.execute(SQL.insert_grant, repository_id, group)
+        except asyncpg.ForeignKeyViolationError:  # deleted since the caller looked it up
+            raise NotFound(f"repository {repository_id} does not exist") from None
 
     async def remove_grant(self, repository_id: uuid.UUID, group: str) -> None:
         await self._db.execute(SQL.delete_grant, repository_id, group)

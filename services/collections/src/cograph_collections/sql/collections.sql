@@ -37,8 +37,9 @@ LEFT JOIN md_collection_grants g ON g.collection_id = c.id
 GROUP BY c.id;
 
 -- name: lock_grants
--- Held until the transaction ends: grants to one collection are added one at a time.
-SELECT true FROM md_collections WHERE id = $1 FOR NO KEY UPDATE;
+-- Held until the transaction ends: grants to one collection are added one at a time. An
+-- advisory lock, not the collection's row: that would wait for every write into the collection.
+SELECT pg_advisory_xact_lock(hashtext('md_collection_grants'), hashtext($1::uuid::text));
 
 -- name: count_other_grants
 SELECT count(*) FROM md_collection_grants WHERE collection_id = $1 AND group_name <> $2;

@@ -28,8 +28,9 @@ GROUP BY r.id
 ORDER BY r.host, r.owner, r.name;
 
 -- name: lock_grants
--- Held until the transaction ends: grants to one repository are added one at a time.
-SELECT true FROM repositories WHERE id = $1 FOR NO KEY UPDATE;
+-- Held until the transaction ends: grants to one repository are added one at a time. An
+-- advisory lock, not the repository's row: that would wait for every write into the repository.
+SELECT pg_advisory_xact_lock(hashtext('repository_grants'), hashtext($1::uuid::text));
 
 -- name: count_other_grants
 SELECT count(*) FROM repository_grants WHERE repository_id = $1 AND group_name <> $2;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
@@ -145,7 +146,8 @@ async def test_names_with_a_dollar_or_letters_beyond_ascii_are_found_as_written(
             "web/app.js": "export function $http(url) { return 1 }\nexport function http(url) { return 2 }\n"
             "class Router { $route() { return 3 } }\n",
             "calc/rechner.py": "def größe_berechnen(wert: float) -> float:\n    return wert\n\n\n"
-            "def groesse(x):\n    return x\n",
+            "def groesse(x):\n    return x\n\n\ndef getÉtat():\n    return 1\n\n\n"
+            "def get_user():\n    return 2\n",
         },
     )
     registered = (
@@ -175,6 +177,13 @@ async def test_names_with_a_dollar_or_letters_beyond_ascii_are_found_as_written(
         assert found.code[0].hit.node.qualified_name == expected, query
         assert found.code[0].hit.ranks.symbol == 1, query
         assert found.code[0].hit.ranks.text >= 1, query  # its name is a lexeme, as written
+    # A decomposed É is no capital starting a camelCase part: 'getÉtat' does not find get_user.
+    for query in ("getÉtat", unicodedata.normalize("NFD", "getÉtat")):
+        found = await stubs.search.Retrieve(
+            pb.RetrieveRequest(query=query, mode=pb.RETRIEVE_MODE_CODE, scope=scope, limit=10)
+        )
+        by_text = [hit.hit.node.name for hit in found.code if hit.hit.ranks.text]
+        assert by_text == ["getÉtat"], ascii(query)
 
 
 async def test_identifier_parts_match_by_full_text(stubs: Stubs, repository: rpb.Repository) -> None:

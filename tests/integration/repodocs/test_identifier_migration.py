@@ -46,6 +46,9 @@ async def test_stored_code_is_split_the_new_way_and_its_statistics_follow(databa
             "SELECT repodocs.identifier_lexemes($1)", "parse\u00a0config → “x2”"
         )
         assert sorted(split) == ["config", "parse", "x2"]
+        # Full-width punctuation separates; letters that may stand in an identifier do not.
+        split = await connection.fetchval("SELECT repodocs.identifier_lexemes($1)", "函数：人々 timeout_µs？")
+        assert sorted(split) == sorted(["timeout", "timeout_µs", "µs", "人々", "函数"])
         df = await connection.fetchval(
             "SELECT df FROM repodocs.code_term_stats WHERE scope_id = $1 AND lexeme = '$http'", repository
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import pytest
 
@@ -78,3 +79,14 @@ def test_nothing_to_match_is_none() -> None:
 def test_chunk_tables_accept_plain_identifiers_only() -> None:
     with pytest.raises(ValueError, match="not a plain SQL identifier"):
         ChunkTable(table="md_chunks; DROP TABLE x", scope_column="c", term_stats="t", scope_stats="s")
+
+
+def test_each_form_of_a_term_scores_with_the_terms_weight() -> None:
+    weights = weigh(["café", "menu"], {"café": 3, "menu": 5}, 100, 1000, budget=10)
+    assert weights is not None
+    decomposed = unicodedata.normalize("NFD", "café")
+    both = weights.with_forms({"café": decomposed})
+    assert both.lexemes == ["café", "menu", decomposed]
+    assert both.idf == [*weights.idf, weights.idf[0]]
+    assert both.selective == [*weights.selective, decomposed]
+    assert weights.with_forms({}) is weights

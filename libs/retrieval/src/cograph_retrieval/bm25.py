@@ -32,6 +32,22 @@ class TermWeights(msgspec.Struct, frozen=True):
     selective: list[str]  # the lexemes that select candidates
     avg_length: float
 
+    def with_forms(self, forms: dict[str, str]) -> TermWeights:
+        """Also each lexeme's other form (forms: lexeme to it), with the lexeme's weight."""
+        if not forms:
+            return self
+        extra = [
+            (forms[lexeme], idf)
+            for lexeme, idf in zip(self.lexemes, self.idf, strict=True)
+            if lexeme in forms
+        ]
+        return TermWeights(
+            [*self.lexemes, *(form for form, _ in extra)],
+            [*self.idf, *(idf for _, idf in extra)],
+            [*self.selective, *(forms[lexeme] for lexeme in self.selective if lexeme in forms)],
+            self.avg_length,
+        )
+
 
 def weigh(
     lexemes: list[str], df: dict[str, int], chunks: int, total_length: int, budget: int = CANDIDATE_BUDGET

@@ -26,15 +26,13 @@ from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def _both_forms(text: str) -> str:
-    """The text in composed and decomposed form: 'café' typed as e + U+0301 (macOS input, a
-    copy from a PDF) is another lexeme to PostgreSQL than the composed one, and stored text
-    may be either. A form no chunk of the scope holds has no document frequency: it neither
-    selects nor scores."""
-    if text.isascii():
-        return text
-    composed, decomposed = unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)
-    return composed if composed == decomposed else f"{composed} {decomposed}"
+def _decomposed(lexemes: list[str]) -> dict[str, str]:
+    """Each lexeme's decomposed form, where it has another: 'café' typed as e + U+0301 (macOS
+    input, a copy from a PDF) is another lexeme to PostgreSQL than the composed one, and stored
+    text may hold either. Derived from the query's composed lexemes, not by splitting decomposed
+    text again, which would cut words anew (a combining mark after a capital starts a camelCase part)."""
+    variants = {lexeme: unicodedata.normalize("NFD", lexeme) for lexeme in lexemes if not lexeme.isascii()}
+    return {lexeme: variant for lexeme, variant in variants.items() if variant != lexeme}
 
 
 class ChunkTable(msgspec.Struct, frozen=True):
@@ -131,14 +129,22 @@ class HybridRetriever:
 
     async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
         """Chunk ids by BM25 score, best first."""
-        lexemes = await connection.fetchval(self._lexemes_sql, _both_forms(query.text))
+        lexemes = await connection.fetchval(self._lexemes_sql, unicodedata.normalize("NFC", query.text))
         if not lexemes or not query.scope:
             return []
-        stats = await connection.fetchrow(self._stats_sql, list(query.scope), lexemes)
-        weights = weigh(lexemes, dict(stats["df"]), int(stats["chunks"]), int(stats["length"]))
+        forms = _decomposed(lexemes)
+        stats = await connection.fetchrow(self._stats_sql, list(query.scope), [*lexemes, *forms.values()])
+        df = dict(stats["df"])
+        # One term in either form: its document frequency is both forms' together, and each form
+        # scores with the term's weight (a form no chunk holds matches nothing).
+        together = {
+            lexeme: df.get(lexeme, 0) + (df.get(forms[lexeme], 0) if lexeme in forms else 0)
+            for lexeme in lexemes
+        }
+        weights = weigh(lexemes, together, int(stats["chunks"]), int(stats["length"]))
         if weights is None:
             return []
-        return await self._bm25(connection, query, weights)
+        return await self._bm25(connection, query, weights.with_forms(forms))
 
     async def _bm25(self, connection: Connection, query: Query, weights: TermWeights) -> list[uuid.UUID]:
         t = self.table

@@ -283,14 +283,14 @@ def test_walk_does_not_follow_symlinks_into_git_or_excluded_directories(tmp_path
 def test_walk_records_unreadable_and_special_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     os.mkfifo(tmp_path / "pipe.md")  # reading it would block forever
     write(tmp_path, "private.md", "x")
-    real_open = Path.open
+    real_open = os.open
 
-    def deny_private(self: Path, *args: object, **kwargs: object) -> object:
-        if self.name == "private.md":
+    def deny_private(path: str | os.PathLike[str], flags: int, *args: int) -> int:
+        if Path(path).name == "private.md":  # as an unreadable file does (the tests run as root)
             raise PermissionError(13, "Permission denied")
-        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(Path, "open", deny_private)
+    monkeypatch.setattr(os, "open", deny_private)
 
     result = walk(tmp_path, max_file_bytes=100)
 

@@ -18,6 +18,7 @@ import msgspec
 
 from cograph_repodocs.code_store import NewNode, StoredNode
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, is_excluded_dir
+from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
 from cograph_repodocs.sync_store import Skipped
 
@@ -52,6 +53,7 @@ class NodePlan(msgspec.Struct, frozen=True, kw_only=True):
 
 def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeScan:
     """Hash every source file under `root` and parse those that changed. Blocking: run it in a thread."""
+    root = root.resolve()  # what is opened is checked to lie inside it
     hashes: dict[str, str] = {}
     parsed: list[ParsedFile] = []
     skipped: list[Skipped] = []
@@ -70,8 +72,11 @@ def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeSc
                 # Opening a FIFO would block the sync forever.
                 skipped.append(Skipped(relative, "not parsed for symbols: not a regular file"))
                 continue
-            with path.open("rb") as handle:
-                data = handle.read(max_file_bytes + 1)
+            # Checked again once opened: the checkout may have changed since.
+            data, _ = read_inside(root, path, max_file_bytes + 1, follow=False)
+        except NotReadable as refused:
+            skipped.append(Skipped(relative, f"not parsed for symbols: {refused}"))
+            continue
         except OSError as error:
             skipped.append(
                 Skipped(relative, f"not parsed for symbols: unreadable: {error.strerror or error}")

@@ -9,6 +9,7 @@ import msgspec
 
 from cograph_grpc import InvalidArgument, NotFound
 from cograph_repodocs.domain.discovery import excluded_by
+from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Language, language_for_path
 
 READABLE = ".py, .go, .ts, .tsx, .js, .jsx, .mjs, .cjs"
@@ -94,8 +95,10 @@ def _read_checkout_file(root: Path, relative: str, max_file_bytes: int) -> bytes
         raise InvalidArgument(f"{relative} is a symlink into {hidden}, which cannot be read")
     if not resolved.is_file():
         raise NotFound(f"{relative} is not a file in the checkout")
-    with resolved.open("rb") as handle:
-        data = handle.read(max_file_bytes + 1)
+    try:  # what is opened is checked again: the checkout may have changed since
+        data, _ = read_inside(root, resolved, max_file_bytes + 1, follow=False)
+    except NotReadable as refused:
+        raise InvalidArgument(f"{relative} cannot be read: {refused}") from None
     if len(data) > max_file_bytes:
         raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
     return data

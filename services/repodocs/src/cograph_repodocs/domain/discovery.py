@@ -12,6 +12,8 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
+from cograph_repodocs.domain.opening import NotReadable, read_inside
+
 
 class DocumentKind(StrEnum):
     REPO_DOC = "repo_doc"
@@ -223,11 +225,15 @@ def _read(
                 return skip("symlink target is missing or not a regular file")
         elif not path.is_file():
             return skip("not a regular file")
-        with path.open("rb") as handle:
-            # One byte past the limit tells "too large" without reading a huge file.
-            raw = handle.read(max_file_bytes + 1)
+        # One byte past the limit tells "too large" without reading a huge file. What is opened
+        # is checked again: the checkout may have changed since the checks above.
+        raw, real = read_inside(root, path, max_file_bytes + 1)
+    except NotReadable as refused:
+        return skip(str(refused))
     except OSError as error:
         return skip(f"unreadable: {error.strerror or error}")
+    if real is not None and real != relative and (hidden := excluded_by(real)) is not None:
+        return skip(f"symlink points into {hidden}, which is not indexed")
     if len(raw) > max_file_bytes:
         return skip(f"larger than the {max_file_bytes}-byte limit")
     if b"\x00" in raw:

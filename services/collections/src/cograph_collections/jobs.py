@@ -76,7 +76,7 @@ class JobStore:
     ) -> uuid.UUID:
         """Queue a job (or join the identical one already queued) and wake the workers."""
         job_id = await self._insert(collection_id, kind, Status.QUEUED, requested_by, retry_of, payload or {})
-        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
+        await self._wake_workers(job_id)
         return job_id
 
     async def start_inline(self, collection_id: uuid.UUID, kind: Kind, requested_by: str) -> uuid.UUID:
@@ -100,6 +100,10 @@ class JobStore:
             raise NotFound(f"collection {collection_id} does not exist") from None
         return job_id
 
+    async def _wake_workers(self, job_id: uuid.UUID) -> None:
+        """NOTIFY the workers' channel (delivered when the caller's transaction commits)."""
+        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
+
     async def claim(self, worker: str) -> Claimed | None:
         async with self._db.transaction():
             await self._db.execute(SQL.lock_claims)
@@ -120,13 +124,13 @@ class JobStore:
         status = Status.ERROR if error is not None else Status.SUCCESS
         await self._db.execute(SQL.finish_job, job_id, status.value, error, done, total)
         # A queued job of the same collection and kind may have waited for this one to end.
-        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
+        await self._wake_workers(job_id)
 
     async def sweep(self, stale_after_seconds: float) -> list[uuid.UUID]:
         """Running jobs whose worker went silent become errors, with the reason."""
         swept = [row["id"] for row in await self._db.fetch(SQL.sweep_stale, stale_after_seconds)]
         if swept:  # queued jobs of the same collection and kind waited for these to end
-            await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(swept[0]))
+            await self._wake_workers(swept[0])
         return swept
 
     async def get(self, job_id: uuid.UUID) -> Job | None:

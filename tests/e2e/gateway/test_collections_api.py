@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import uuid
@@ -326,6 +327,29 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
             url, content=deep, headers={**alice, "content-type": "application/json"}
         )
         assert "nested too deeply" in is_problem(too_deep, 400)["detail"], url
+
+
+async def test_requests_http_cannot_read_are_problems_too(gateway: httpx.AsyncClient) -> None:
+    """Refused by the HTTP parser before the application sees them, and still problem+json."""
+    url = httpx.URL(str(gateway.base_url))
+
+    async def answer_to(request: bytes) -> tuple[bytes, dict[str, object]]:
+        reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(request)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), timeout=10)  # answered, then closed
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), head
+        assert b"content-type: application/problem+json" in head.lower(), head
+        problem: dict[str, object] = json.loads(body)
+        assert problem["status"] == 400
+        return head, problem
+
+    await answer_to(b"GET /api/md-collections\x01 HTTP/1.1\r\nHost: x\r\n\r\n")
+    # A request line still unfinished past 16 KiB (the rest would follow): refused, and told why.
+    _, problem = await answer_to(b"GET /api/md-collections?page_token=" + b"A" * 20_000)
+    assert "16 KiB" in str(problem["detail"])
 
 
 async def test_collection_search_is_scoped_and_cites(gateway: httpx.AsyncClient, auth: Auth) -> None:

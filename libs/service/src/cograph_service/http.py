@@ -4,13 +4,41 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 from typing import Any
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger(__name__)
+
+# h11's default limit on a request line plus headers still incomplete after a read; a longer
+# head may pass when it arrives in one read, so this is the size callers are told to stay under.
+MAX_REQUEST_HEAD_BYTES = 16 * 1024
+
+
+class ProblemH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, except that a request h11 cannot read (malformed, or a request
+    line and headers past MAX_REQUEST_HEAD_BYTES) is refused as problem+json like every other
+    error, not as uvicorn's text/plain. The application never sees such a request."""
+
+    def send_400_response(self, msg: str) -> None:
+        detail = (
+            "The request could not be read: it is not valid HTTP/1.1, or its request line and "
+            f"headers are too long (keep them under {MAX_REQUEST_HEAD_BYTES // 1024} KiB)."
+        )
+        body = json.dumps({"type": "about:blank", "title": "Bad Request", "status": 400, "detail": detail})
+        headers = [(b"content-type", b"application/problem+json"), (b"connection", b"close")]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=body.encode()),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
 
 class HttpServer:
@@ -33,7 +61,13 @@ class HttpServer:
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self._app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            self._app,
+            http=ProblemH11Protocol,
+            h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
         )
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name=f"http-{self.name}")

@@ -307,7 +307,29 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     two_files = [("file", ("one.md", b"# One\n")), ("file", ("two.md", b"# Two\n"))]
     several = is_problem(await gateway.post(f"{base}/documents", files=two_files, headers=alice), 400)
     assert "/documents/batch" in several["detail"]  # not the first kept and the others dropped
+    # Parts without a filename are read as text: bytes that are not text in their charset are a 400.
+    multipart = {**alice, "content-type": "multipart/form-data; boundary=B"}
+    file_part = b'--B\r\nContent-Disposition: form-data; name="file"; filename="x.md"\r\n\r\n# X\r\n'
+    for field in (
+        b'--B\r\nContent-Disposition: form-data; name="source_key"\r\n\r\n\xff\xfe\r\n--B--\r\n',
+        b'--B\r\nContent-Disposition: form-data; name="note"\r\nContent-Type: text/plain; charset=nope\r\n'
+        b"\r\nabc\r\n--B--\r\n",
+        b'--B\r\nContent-Disposition: form-data; name="file"\r\n\r\n# caf\xe9 in Latin-1\r\n--B--\r\n',
+    ):
+        unreadable = await gateway.post(f"{base}/documents", content=file_part + field, headers=multipart)
+        assert "not valid text" in is_problem(unreadable, 400)["detail"]
+    nameless = await gateway.post(f"{base}/documents", files={"file": (None, b"# X\n")}, headers=alice)
+    assert "`source_key` field" in is_problem(nameless, 400)["detail"]
     assert (await gateway.get(f"{base}/documents", headers=alice)).json()["items"] == []
+    # A `file` part without a filename is the document when a `source_key` field names it.
+    as_text = await gateway.post(
+        f"{base}/documents",
+        files={"file": (None, b"# Text part\n")},
+        data={"source_key": "t.md"},
+        headers=alice,
+    )
+    assert as_text.status_code == 201, as_text.text
+    assert as_text.json()["source_key"] == "t.md"
     is_problem(await gateway.post(f"{base}/documents/batch", json={"documents": []}, headers=alice), 400)
     for blank in ("", "  "):
         empty = await gateway.post(f"{base}/search", json={"query": blank}, headers=alice)

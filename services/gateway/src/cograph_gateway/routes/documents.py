@@ -107,6 +107,13 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
             if error.status_code == 413:  # over the request size limit, as a JSON body would be
                 raise Problem(413, f"the multipart body is too large: {error.detail}") from None
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
+        except (UnicodeDecodeError, LookupError):  # a part without a filename is decoded as text
+            raise Problem(
+                400,
+                "the multipart body cannot be read: a part without a filename is not valid text"
+                " (UTF-8, or the charset the part names); send the document as a `file` part with"
+                " a filename",
+            ) from None
         try:
             if len(form.getall("file", [])) > 1:
                 raise Problem(
@@ -116,10 +123,17 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
                 )
             file = form.get("file")
             source_key = form.get("source_key")
+            given_key = source_key if isinstance(source_key, str) and source_key.strip() else None
+            if isinstance(file, str) and given_key:  # a `file` part sent without a filename
+                return given_key, file.encode()
             if not isinstance(file, UploadFile):
-                raise Problem(400, "a multipart upload needs a `file` part holding the document")
+                raise Problem(
+                    400,
+                    "a multipart upload needs a `file` part holding the document"
+                    + ("" if file is None else ", and a `source_key` field when that part has no filename"),
+                )
             content = await file.read()
-            key = source_key if isinstance(source_key, str) and source_key.strip() else file.filename
+            key = given_key or file.filename
         finally:
             for value in form.values():
                 if isinstance(value, UploadFile):

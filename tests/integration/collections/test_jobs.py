@@ -57,6 +57,25 @@ async def test_upload_queues_embedding_which_the_worker_runs(
     assert chunk.embedding_model == "all-MiniLM-L6-v2"
 
 
+async def test_an_upload_that_stores_nothing_ends_as_an_error_saying_why(
+    service: Running, collection: pb.Collection
+) -> None:
+    """Each document refused: the job says so (it is no success), and starts no other job."""
+    alone = await service.upload(collection.id, ("../escape.md", b"# Out\n"))
+    several = await service.upload(collection.id, ("bin.md", b"\x89PNG\r\n\x00\x00"), ("", b"# No key\n"))
+    mixed = await service.upload(collection.id, ("kept.md", b"# Kept\n\nText."), ("../out.md", b"# Out\n"))
+    jobs = {job.id: job for job in await service.wait_for_jobs(collection.id)}
+    assert jobs[alone.job_id].status == pb.JOB_STATUS_ERROR
+    assert jobs[alone.job_id].error.startswith("../escape.md was refused: ")
+    assert "'..'" in jobs[alone.job_id].error
+    assert jobs[several.job_id].status == pb.JOB_STATUS_ERROR
+    assert jobs[several.job_id].error.startswith("all 2 documents were refused; the first, bin.md: ")
+    assert jobs[mixed.job_id].status == pb.JOB_STATUS_SUCCESS  # one document was stored
+    assert not jobs[mixed.job_id].error
+    documents = await service.stub.ListDocuments(pb.ListDocumentsRequest(collection_id=collection.id))
+    assert [document.source_key for document in documents.documents] == ["kept.md"]
+
+
 async def test_unchanged_reupload_costs_no_embedding(service: Running, collection: pb.Collection) -> None:
     docs = [(f"doc-{i}.md", f"# Doc {i}\n\nBody {i}.".encode()) for i in range(5)]
     await service.upload(collection.id, *docs)

@@ -71,7 +71,8 @@ class Collections:
             beating.cancel()
         # Shielded: a caller that gives up now (a deadline) must not leave the job running
         # until the sweep calls its worker dead; what it wrote is committed, its jobs queued.
-        await asyncio.shield(self._finish(job_id, None, done=len(outcomes), total=len(uploads)))
+        refused = _all_refused(outcomes)
+        await asyncio.shield(self._finish(job_id, refused, done=len(outcomes), total=len(uploads)))
         return outcomes, job_id
 
     async def _finish(self, job_id: uuid.UUID, error: str | None, **progress: int) -> None:
@@ -196,3 +197,15 @@ class Collections:
 
     def handlers(self) -> dict[Kind, Any]:
         return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}
+
+
+def _all_refused(outcomes: list[Outcome]) -> str | None:
+    """The error of an upload that stored nothing (each document refused), else None: the job
+    list must not show a success for a batch that left the collection as it was."""
+    refused = [(outcome.source_key, outcome.failure) for outcome in outcomes if outcome.failure is not None]
+    if not refused or len(refused) < len(outcomes):
+        return None
+    key, failure = refused[0]
+    if len(refused) == 1:
+        return f"{key} was refused: {failure.message}"
+    return f"all {len(refused)} documents were refused; the first, {key}: {failure.message}"

@@ -303,6 +303,27 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         415,
     )
     is_problem(await gateway.post(f"{base}/documents", json={"source_key": "a.md"}, headers=alice), 400)
+    # What is wrong with a body that is no JSON object, in words a person can act on.
+    as_json = {**alice, "content-type": "application/json"}
+    for url, body, says in (
+        ("/api/md-collections", b"", "the request body is empty: send a JSON object"),
+        (f"{base}/documents/batch", b"", "the request body is empty: send a JSON object"),
+        ("/api/md-collections", b'{"name": "x", ', "the body is not valid JSON: "),
+        (
+            "/api/search/route",
+            b'{"query": "a", "limit": 1e309}',
+            "the body is not valid JSON: Number out of range",
+        ),
+        (f"{base}/documents", b'{"source_key": "s.md", "content": "caf\xe9"}', "the body is not UTF-8"),
+        (
+            f"{base}/documents",
+            b'{"source_key": "s.md"',
+            "the body is not valid JSON (Input data was truncated)",
+        ),
+    ):
+        assert is_problem(await gateway.post(url, content=body, headers=as_json), 400)["detail"].startswith(
+            says
+        )
     is_problem(await gateway.post(f"{base}/documents", files={"other": ("a.md", b"x")}, headers=alice), 400)
     two_files = [("file", ("one.md", b"# One\n")), ("file", ("two.md", b"# Two\n"))]
     several = is_problem(await gateway.post(f"{base}/documents", files=two_files, headers=alice), 400)

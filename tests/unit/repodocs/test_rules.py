@@ -46,8 +46,13 @@ def test_clone_urls_and_checkout_paths() -> None:
         with pytest.raises(InvalidArgument, match=message):
             rules.check_clone_url(url)
     assert rules.check_checkout_path("/srv/checkout") == "/srv/checkout"
-    with pytest.raises(InvalidArgument, match="must be absolute"):
-        rules.check_checkout_path("srv/checkout")
+    for path, message in [
+        ("srv/checkout", "must be absolute"),
+        (" ", "empty"),
+        ("/srv/a\x01b", "control character"),
+    ]:
+        with pytest.raises(InvalidArgument, match=message):
+            rules.check_checkout_path(path)
 
 
 def test_web_urls_are_derived_from_http_remotes_without_credentials() -> None:

@@ -9,7 +9,7 @@ import grpc
 import msgspec
 from grpc import aio
 from litestar import Request, Response
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, SerializationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
@@ -106,8 +106,16 @@ def handle_authentication(
     return problem(401, str(exc))
 
 
+# Litestar's words for a JSON body missing altogether: the KeyError of its `data` argument.
+_NO_BODY = [{"message": "'data'", "key": "data", "source": "body"}]
+
+
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     detail = exc.detail
+    if isinstance(exc.__cause__, SerializationException):  # the decoder's words alone name no cause
+        return problem(400, f"the body is not valid JSON: {detail}")
+    if exc.extra == _NO_BODY:
+        return problem(400, "the request body is empty: send a JSON object")
     extra: dict[str, Any] = {}
     if exc.status_code == 400 and isinstance(exc.extra, list | dict) and exc.extra:
         extra["errors"] = exc.extra

@@ -66,8 +66,10 @@ def check_clone_url(url: str) -> str:
 
 def check_checkout_path(path: str) -> str:
     """An absolute path: a relative one would depend on where the service was started."""
-    if not path.strip() or _CONTROL.search(path):
+    if not path.strip():
         raise InvalidArgument("checkout_path is empty: give the absolute path of an existing checkout")
+    if _CONTROL.search(path):
+        raise InvalidArgument("checkout_path contains a control character: no checkout's path does")
     if not PurePosixPath(path).is_absolute():
         raise InvalidArgument(f"checkout_path {path!r} must be absolute")
     return path

@@ -147,14 +147,27 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
             upload = msgspec.json.decode(body, type=DocumentUpload)
         except msgspec.ValidationError as error:
             raise Problem(400, f"the upload is not valid: {error}") from None
-        except msgspec.DecodeError:
+        except msgspec.DecodeError as error:
+            if not _is_utf8(body):
+                raise Problem(
+                    400,
+                    "the body is not UTF-8, as JSON must be: send a file in another encoding as multipart",
+                ) from None
             raise Problem(
-                400, "the body is not JSON: send {source_key, content} or a multipart file"
+                400, f"the body is not valid JSON ({error}): send {{source_key, content}} or a multipart file"
             ) from None
         return upload.source_key, upload.content.encode()
     raise Problem(
         415, f"cannot upload a {media_type} body: send JSON {{source_key, content}} or multipart/form-data"
     )
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class DocumentsController(Controller):

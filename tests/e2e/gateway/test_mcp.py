@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -346,3 +347,59 @@ async def test_the_endpoint_takes_json_posts_only_and_refuses_in_problem_json(
         assert oversized.status_code == 413, oversized.text
         assert oversized.headers["content-type"] == "application/problem+json"
         assert "1024 KiB" in oversized.json()["detail"]
+
+
+async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
+    system: System, auth: Auth
+) -> None:
+    """What is not one JSON-RPC request is an Invalid Request (never taken for a notification, never
+    a validation dump); an unknown tool or prompt is Invalid Params; what the transport refuses
+    (Content-Type, Host, a chunked body past the limit) is problem+json like every refusal."""
+    headers = {
+        **auth["alice"],
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    async with httpx.AsyncClient(base_url=system.gateway_url, timeout=10) as http:
+
+        async def error_of(message: object, status: int) -> dict[str, Any]:
+            answer = await http.post("/mcp", content=json.dumps(message), headers=headers)
+            assert answer.status_code == status, answer.text
+            assert answer.headers["content-type"].startswith("application/json")
+            body: dict[str, Any] = answer.json()
+            assert "\n" not in body["error"]["message"], body  # one line, not a pydantic dump
+            return body
+
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for message in ([ping], {**ping, "jsonrpc": "1.0"}, None, 42, {"jsonrpc": "2.0", "id": 1}):
+            assert (await error_of(message, 400))["error"]["code"] == -32600, message
+        for request_id in ({"a": 1}, 1.5, None, True):
+            refused = await error_of({**ping, "id": request_id}, 400)
+            assert refused["error"]["code"] == -32600
+            assert "string or an integer" in refused["error"]["message"]
+        unknown = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "cograph_nope"}}
+        no_tool = await error_of(unknown, 200)
+        assert (no_tool["id"], no_tool["error"]["code"]) == (7, -32602)
+        assert "cograph_nope" in no_tool["error"]["message"]
+        assert "cograph_route" in no_tool["error"]["message"]
+        prompt = {"jsonrpc": "2.0", "id": "p", "method": "prompts/get", "params": {"name": "x"}}
+        assert (await error_of(prompt, 200))["error"]["code"] == -32602
+        assert (await http.post("/mcp", json=ping, headers=headers)).json()["result"] == {}
+
+        plain = await http.post("/mcp", json=ping, headers={**headers, "content-type": "text/plain"})
+        assert plain.status_code == 400
+        assert plain.headers["content-type"] == "application/problem+json"
+        assert "Content-Type" in plain.json()["detail"]
+        elsewhere = await http.post("/mcp", json=ping, headers={**headers, "host": "evil.example"})
+        assert elsewhere.status_code == 421
+        assert elsewhere.headers["content-type"] == "application/problem+json"
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b"{"
+            for _ in range(17):
+                yield b" " * 65536
+            yield b"}"
+
+        chunked = await http.post("/mcp", content=chunks(), headers=headers)
+        assert chunked.status_code == 413, chunked.text
+        assert chunked.headers["content-type"] == "application/problem+json"

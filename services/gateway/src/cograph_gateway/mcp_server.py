@@ -34,6 +34,14 @@ from cograph_gateway.access import Access, parse_id
 from cograph_gateway.backends import Backends
 from cograph_gateway.errors import Problem, grpc_status, send_problem
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, AuthenticationError, Authenticator, Principal
+from cograph_gateway.mcp_guard import (
+    BodyTooLarge,
+    judge,
+    problems_for_plain_text,
+    read_body,
+    replaying,
+    send_refusal,
+)
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import MAX_PAGE_TOKEN
 from cograph_gateway.routes.repos import check_file_path, check_range
@@ -696,9 +704,10 @@ class McpEndpoint:
         if scope.get("method") != "POST":  # stateless: no event stream to open, no session to end
             await send_problem(send, 405, "the MCP endpoint answers POST requests only (stateless, JSON)")
             return
+        too_large = f"an MCP request may be at most {MAX_MCP_BODY // 1024} KiB"
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > MAX_MCP_BODY:
-            await send_problem(send, 413, f"an MCP request may be at most {MAX_MCP_BODY // 1024} KiB")
+            await send_problem(send, 413, too_large)
             return
         try:
             principal = await self._authenticator.authenticate(headers.get("authorization"))
@@ -710,6 +719,18 @@ class McpEndpoint:
                 await send_problem(send, 401, SIGN_IN)
                 return
             principal = ANONYMOUS
+        try:  # a chunked body has no length to refuse it by: counted as it comes
+            body = await read_body(receive, MAX_MCP_BODY)
+        except BodyTooLarge:
+            await send_problem(send, 413, too_large)
+            return
+        if (refusal := judge(body, TOOL_DESCRIPTIONS)) is not None:
+            await send_refusal(send, refusal)
+            return
         # The SDK builds its request object on this same scope; the tools read the principal from it.
         scope[PRINCIPAL_KEY] = principal  # type: ignore[literal-required]
-        await self.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        await self.session_manager.handle_request(
+            scope,  # type: ignore[arg-type]
+            replaying(body, receive),  # type: ignore[arg-type]
+            problems_for_plain_text(send),  # type: ignore[arg-type]
+        )

@@ -1,0 +1,138 @@
+"""What the MCP endpoint checks before the SDK reads a request, and how it answers in its stead.
+
+The SDK answers some mistakes in plain text (a wrong Content-Type, Host or Origin), some with a
+pydantic dump (a batch, a missing method), takes a malformed id for a notification (202, no
+answer), and an unknown tool for a failed call. Here the body is read once, bounded however it
+is sent (Content-Length or chunked), judged as JSON-RPC, and replayed to the SDK; its plain-text
+refusals become problem+json like every other refusal of the gateway.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from typing import Any
+
+import msgspec
+from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Send
+
+from cograph_gateway.errors import send_problem
+
+# JSON-RPC 2.0 error codes.
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+
+class BodyTooLarge(Exception):
+    """The request body went past the limit."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body; BodyTooLarge as soon as it passes limit bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: nothing to answer
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands the SDK the body already read, then whatever the client sends next."""
+    pending = [body]
+
+    async def replay() -> ReceiveMessage:
+        if pending:
+            event: HTTPRequestEvent = {"type": "http.request", "body": pending.pop(), "more_body": False}
+            return event
+        return await receive()
+
+    return replay
+
+
+class Refusal(msgspec.Struct, frozen=True):
+    """A JSON-RPC error answered in the SDK's stead."""
+
+    status: int
+    id: str | int | None
+    code: int
+    message: str
+
+    def body(self) -> bytes:
+        error = {"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}}
+        return msgspec.json.encode(error)
+
+
+def judge(body: bytes, tools: Collection[str]) -> Refusal | None:
+    """Why the SDK should not see this body, or None. Unreadable JSON is left to the SDK, whose
+    parse error (-32700) is right; so is everything this does not know to be wrong."""
+    try:
+        message: Any = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(message, list):
+        return Refusal(
+            400, None, INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message"
+        )
+    if not isinstance(message, dict):
+        return Refusal(400, None, INVALID_REQUEST, "a JSON-RPC message is a JSON object")
+    if message.get("jsonrpc") != "2.0":
+        return Refusal(400, None, INVALID_REQUEST, 'a JSON-RPC message has "jsonrpc": "2.0"')
+    request_id = message.get("id")
+    if "id" in message and (isinstance(request_id, bool) or not isinstance(request_id, str | int)):
+        return Refusal(400, None, INVALID_REQUEST, "a request id is a string or an integer")
+    method = message.get("method")
+    if "method" in message and not isinstance(method, str):
+        return Refusal(400, request_id, INVALID_REQUEST, "a JSON-RPC method is a string")
+    if method is None and "result" not in message and "error" not in message:
+        return Refusal(400, request_id, INVALID_REQUEST, "a JSON-RPC request names its method")
+    if "id" not in message:
+        return None  # a notification: never answered
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if method == "tools/call" and isinstance(name, str) and name not in tools:
+        known = ", ".join(sorted(tools))
+        return Refusal(200, request_id, INVALID_PARAMS, f"unknown tool {name!r}: the tools are {known}")
+    if method == "prompts/get":
+        return Refusal(200, request_id, INVALID_PARAMS, "this server has no prompts")
+    return None
+
+
+async def send_refusal(send: Send, refusal: Refusal) -> None:
+    body = refusal.body()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def problems_for_plain_text(send: Send) -> Send:
+    """A send that turns the SDK's plain-text refusals (4xx, 5xx) into problem+json, their text
+    the detail; JSON answers and successes pass unchanged."""
+    held: dict[str, Any] = {}
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = {key.lower(): value for key, value in message.get("headers", [])}
+            if message["status"] >= 400 and not headers.get(b"content-type", b"").startswith(b"application/"):
+                held["start"] = message
+                held["body"] = b""
+                return
+            await send(message)
+            return
+        if message["type"] == "http.response.body" and "start" in held:
+            held["body"] += message.get("body", b"")
+            if not message.get("more_body", False):
+                detail = held.pop("body").decode(errors="replace").strip()
+                await send_problem(send, held.pop("start")["status"], detail or "the MCP request was refused")
+            return
+        await send(message)
+
+    return wrapped

@@ -106,6 +106,12 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
         except ClientException as error:
             if error.status_code == 413:  # over the request size limit, as a JSON body would be
                 raise Problem(413, f"the multipart body is too large: {error.detail}") from None
+            if error.detail == "Request Entity Too Large":  # Litestar's words for its parser's limits
+                raise Problem(
+                    400,
+                    "the multipart body has too many parts, or too large a part header: a document is"
+                    " one `file` part, with an optional `source_key` field",
+                ) from None
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
         except (UnicodeDecodeError, LookupError):  # a part without a filename is decoded as text
             raise Problem(

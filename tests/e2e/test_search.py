@@ -267,6 +267,24 @@ async def test_a_store_that_is_down_is_named_and_the_rest_answers(
     assert [pool.store for pool in routed.pools] == [pb.STORE_COLLECTIONS]
 
 
+async def test_a_store_with_nothing_in_scope_is_not_asked_so_it_cannot_fail(
+    system: System, stubs: Stubs
+) -> None:
+    """A caller who may read no repository: repodocs is not asked, so its being down costs nothing
+    (a stuck one would have cost the whole store deadline) and is no failure of this answer."""
+    collection_id = await stubs.glossary({"a.md": b"# Alpha\n\nThe billing batch runs nightly.\n"})
+    await system.hosts.pop("repodocs").stop()
+    routed = await stubs.search.Route(
+        pb.RouteRequest(query="billing batch", scope=pb.Scope(collection_ids=[collection_id]), limit=3)
+    )
+    assert list(routed.failures) == []
+    assert [hit.chunk.source_key for hit in routed.collections] == ["a.md"]
+    assert {pool.store for pool in routed.pools} == {pb.STORE_CODE, pb.STORE_REPO_DOCS, pb.STORE_COLLECTIONS}
+    for mode in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
+        found = await stubs.search.Retrieve(pb.RetrieveRequest(query="billing", mode=mode, scope=pb.Scope()))
+        assert list(found.failures) == [], mode
+
+
 async def test_a_slow_store_costs_the_gateways_route_its_deadline_not_the_whole_request(
     system: System, stubs: Stubs, database: str
 ) -> None:

@@ -339,11 +339,11 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     ):
         unreadable = await gateway.post(f"{base}/documents", content=file_part + field, headers=multipart)
         assert "not valid text" in is_problem(unreadable, 400)["detail"]
-    parts = b"".join(
+    crowd = b"".join(
         b'--B\r\nContent-Disposition: form-data; name="f%d"\r\n\r\nx\r\n' % n for n in range(1100)
     )
     crowded = await gateway.post(
-        f"{base}/documents", content=file_part + parts + b"--B--\r\n", headers=multipart
+        f"{base}/documents", content=file_part + crowd + b"--B--\r\n", headers=multipart
     )
     assert "too many parts" in is_problem(crowded, 400)["detail"]
     nameless = await gateway.post(f"{base}/documents", files={"file": (None, b"# X\n")}, headers=alice)

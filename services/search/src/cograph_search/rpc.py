@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import math
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -140,11 +139,16 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         message = f"the query was not embedded ({reason}): full-text results only"
         return [], "", [pb.StoreFailure(store=pb.STORE_EMBEDDING, message=message)]
 
-    def _collections_search(
+    # A store is not called for an empty scope: it would find nothing, and when it is stuck the
+    # caller would wait out its deadline (and be told of its failure) for that nothing.
+
+    async def _collections_search(
         self, text: str, vector: list[float], model: str, ids: list[str], limit: int, *, fill: bool = False
-    ) -> Awaitable[collections_pb.SearchChunksResponse]:
+    ) -> collections_pb.SearchChunksResponse:
+        if not ids:
+            return collections_pb.SearchChunksResponse()
         s = self._settings
-        return self._call(
+        return await self._call(
             pb.STORE_COLLECTIONS,
             self._collections.SearchChunks,
             collections_pb.SearchChunksRequest(
@@ -160,7 +164,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             ),
         )
 
-    def _docs_search(
+    async def _docs_search(
         self,
         text: str,
         vector: list[float],
@@ -168,9 +172,11 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         scope: pb.Scope,
         limit: int,
         kinds: list[repodocs_pb.DocumentKind],
-    ) -> Awaitable[repodocs_pb.SearchDocChunksResponse]:
+    ) -> repodocs_pb.SearchDocChunksResponse:
+        if not scope.repository_ids:
+            return repodocs_pb.SearchDocChunksResponse()
         s = self._settings
-        return self._call(
+        return await self._call(
             pb.STORE_REPO_DOCS,
             self._repodocs.SearchDocChunks,
             repodocs_pb.SearchDocChunksRequest(
@@ -191,6 +197,8 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
     ) -> CodeAnswer:
         """Code hits, then the doc chunks related to them, both within one store deadline. Hits
         found are kept when the related chunks fail or come too late: those are the failure."""
+        if not scope.repository_ids:
+            return CodeAnswer([])
         s = self._settings
         deadline = self._deadline()
         found = await self._call(

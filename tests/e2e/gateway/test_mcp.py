@@ -223,8 +223,8 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
         assert hit["citation"].startswith(f"{repository}:tools.py#L1")
         assert hit["ranks"]["symbol"] == 1  # the exact name
         assert set(hit["ranks"]) == {"dense", "text", "symbol"}
-        assert hit["related_docs"]
-        assert all(doc["ranks"] is None for doc in hit["related_docs"])  # not search hits
+        assert hit["related_repo_doc_chunks"]
+        assert all(doc["ranks"] is None for doc in hit["related_repo_doc_chunks"])  # not search hits
     else:  # the failing store is named, the call still answers
         assert code["failures"]
     wiki = _ok(

@@ -165,7 +165,7 @@ class CodeHit(BaseModel):
     signature: str
     score: float
     ranks: CodeRanks
-    related_docs: list[RepoDocHit] = Field(description="Doc chunks that discuss this symbol.")
+    related_repo_doc_chunks: list[RepoDocHit] = Field(description="Doc chunks that discuss this symbol.")
 
 
 class RetrieveResult(BaseModel):
@@ -327,7 +327,9 @@ def _code_hit(result: s.CodeResult, repos: dict[str, str]) -> CodeHit:
         signature=node.signature,
         score=result.score,
         ranks=CodeRanks(dense=result.ranks.dense, text=result.ranks.text, symbol=result.ranks.symbol),
-        related_docs=[_repo_doc(r.chunk, r.document_title, repos) for r in result.related_repo_doc_chunks],
+        related_repo_doc_chunks=[
+            _repo_doc(r.chunk, r.document_title, repos) for r in result.related_repo_doc_chunks
+        ],
     )
 
 

@@ -80,6 +80,15 @@ async def test_a_term_only_one_document_has_is_found_by_full_text(
     assert hits[0].ranks.dense == 0
     assert hits[0].document_title == "Glossary"
     assert len(hits) == 1  # no other chunk contains the word
+    # Pasted with an invisible character (a zero-width space after it, a soft hyphen inside it):
+    # still the word, not another lexeme no chunk holds.
+    for pasted in (
+        "what is a zorblax\u200b",
+        "what is a zor\u00adblax",
+        "\ufeffwhat is a\u200bzorblax\u200e",
+    ):
+        found = await search(service, embedder, [collection.id], pasted, dense=False)
+        assert [hit.chunk.source_key for hit in found] == ["glossary.md"], pasted
 
 
 async def test_full_text_ranks_by_term_frequency_and_by_rarity(

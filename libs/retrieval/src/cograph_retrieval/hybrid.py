@@ -35,6 +35,23 @@ def _decomposed(lexemes: list[str]) -> dict[str, str]:
     return {lexeme: variant for lexeme, variant in variants.items() if variant != lexeme}
 
 
+# Invisible format characters (category Cf) a pasted query carries: PostgreSQL keeps them inside
+# a word ('deployment\u200b' is another lexeme than 'deployment'), so no chunk would match it. A
+# zero-width space or a byte order mark separates words; the others (a soft hyphen, joiners,
+# direction marks) are inside one, and go.
+_WORD_SEPARATORS = frozenset("\u200b\ufeff")
+
+
+def searchable(text: str) -> str:
+    """The query text full text is searched by: composed (NFC), its format characters dealt with."""
+    text = unicodedata.normalize("NFC", text)
+    if text.isascii():
+        return text
+    return "".join(
+        " " if ch in _WORD_SEPARATORS else "" if unicodedata.category(ch) == "Cf" else ch for ch in text
+    )
+
+
 class ChunkTable(msgspec.Struct, frozen=True):
     """Where a store keeps its chunks and their term statistics."""
 
@@ -129,7 +146,7 @@ class HybridRetriever:
 
     async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
         """Chunk ids by BM25 score, best first."""
-        lexemes = await connection.fetchval(self._lexemes_sql, unicodedata.normalize("NFC", query.text))
+        lexemes = await connection.fetchval(self._lexemes_sql, searchable(query.text))
         if not lexemes or not query.scope:
             return []
         forms = _decomposed(lexemes)

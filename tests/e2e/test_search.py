@@ -285,6 +285,21 @@ async def test_a_store_with_nothing_in_scope_is_not_asked_so_it_cannot_fail(
         assert list(found.failures) == [], mode
 
 
+async def test_a_search_of_one_store_that_is_down_names_the_store(system: System, stubs: Stubs) -> None:
+    """Searching one collection: its store cannot say who may read it, so the answer is a 503
+    (there is no partial answer to give), and it says which service failed."""
+    collection_id = await stubs.glossary({"a.md": b"# Alpha\n\nThe billing batch runs nightly.\n"})
+    await system.hosts.pop("collections").stop()
+    async with httpx.AsyncClient(base_url=system.gateway_url, timeout=60) as gateway:
+        answer = await gateway.post(
+            f"/api/md-collections/{collection_id}/search",
+            json={"query": "billing"},
+            headers={"Authorization": "Bearer test-alice-token"},
+        )
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["detail"] == "the collections service is unavailable; try again shortly"
+
+
 async def test_a_slow_store_costs_the_gateways_route_its_deadline_not_the_whole_request(
     system: System, stubs: Stubs, database: str
 ) -> None:

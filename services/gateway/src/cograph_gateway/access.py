@@ -15,7 +15,7 @@ from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph_gateway.backends import Backends
 from cograph_gateway.convert import access_from_pb, repository_access_from_pb
-from cograph_gateway.errors import Problem
+from cograph_gateway.errors import Problem, naming_the_service
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import (
     CollectionAccess,
@@ -66,9 +66,10 @@ class Access:
     # Collections.
 
     async def _collections(self) -> dict[str, CollectionAccess]:
-        response = await self._backends.collections.ListCollectionAccess(
-            cpb.ListCollectionAccessRequest(), timeout=self._lookup_seconds
-        )
+        with naming_the_service("collections"):
+            response = await self._backends.collections.ListCollectionAccess(
+                cpb.ListCollectionAccessRequest(), timeout=self._lookup_seconds
+            )
         return {entry.collection_id: access_from_pb(entry) for entry in response.entries}
 
     async def readable_collections(self, principal: Principal) -> list[str]:
@@ -132,9 +133,10 @@ class Access:
     # Repositories.
 
     async def _repositories(self) -> list[RepositoryAccess]:
-        response = await self._backends.repodocs.ListRepositoryAccess(
-            rpb.ListRepositoryAccessRequest(), timeout=self._lookup_seconds
-        )
+        with naming_the_service("repodocs"):
+            response = await self._backends.repodocs.ListRepositoryAccess(
+                rpb.ListRepositoryAccessRequest(), timeout=self._lookup_seconds
+            )
         return [repository_access_from_pb(entry) for entry in response.entries]
 
     async def readable_repositories(self, principal: Principal) -> list[str]:

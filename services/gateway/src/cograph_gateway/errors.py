@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
 
 import grpc
 import msgspec
@@ -131,14 +133,40 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     return problem(exc.status_code, detail, **extra)
 
 
+class ServiceCallError(aio.AioRpcError):
+    """A failed gRPC call that knows the service it went to, so that the answer can name it."""
+
+    def __init__(self, service: str, error: aio.AioRpcError) -> None:
+        super().__init__(
+            error.code(),
+            error.initial_metadata(),
+            cast(aio.Metadata, error.trailing_metadata()),  # typed as a tuple, an aio Metadata
+            error.details(),
+            error.debug_error_string(),
+        )
+        self.service = service
+
+
+@contextmanager
+def naming_the_service(service: str) -> Iterator[None]:
+    """A gRPC call failing inside this block fails as a ServiceCallError naming service."""
+    try:
+        yield
+    except aio.AioRpcError as error:
+        raise ServiceCallError(service, error) from None
+
+
 def grpc_status(exc: aio.AioRpcError) -> tuple[int, str]:
     """The HTTP status and the message a person reads for a failed gRPC call."""
     code = exc.code()
     status = GRPC_TO_HTTP.get(code, 502)
+    service = (
+        f"the {exc.service} service" if isinstance(exc, ServiceCallError) else "a service behind the gateway"
+    )
     if status == 503:
-        detail = "a service behind the gateway is unavailable; try again shortly"
+        detail = f"{service} is unavailable; try again shortly"
     elif status == 504:
-        detail = "a service behind the gateway did not answer in time"
+        detail = f"{service} did not answer in time"
     elif status == 501:
         # A contract RPC whose service has not built it yet: say so rather than echo gRPC's text.
         detail = "this operation is not available yet: the service behind it does not implement it"

@@ -552,16 +552,19 @@ async def test_malformed_scope_ids_are_refused_not_reported_as_store_failures(st
         assert "'nope' is not a valid id" in (refused.value.details() or "")
 
 
-async def test_a_negative_related_limit_or_an_unknown_kind_is_refused_not_a_store_failure(
+async def test_a_related_limit_out_of_bounds_or_an_unknown_kind_is_refused_not_a_store_failure(
     stubs: Stubs, repository: rpb.Repository
 ) -> None:
     scope = pb.Scope(repository_ids=[repository.id])
     for request, message in (
-        (
-            pb.RetrieveRequest(
-                query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope, related_limit=-1
-            ),
-            "related_limit must not be negative",
+        *(
+            (
+                pb.RetrieveRequest(
+                    query="parse_config", mode=pb.RETRIEVE_MODE_CODE, scope=scope, related_limit=related
+                ),
+                "related_limit must be between 1 and 50 (0: three)",
+            )
+            for related in (-1, 51)
         ),
         (
             pb.RetrieveRequest(

@@ -183,6 +183,8 @@ async def _register_repository(gateway: httpx.AsyncClient, auth: Auth, tmp_path:
     (checkout / "README.md").write_text(
         "# Tools\n\n## Configuration\n\nCall `parse_config` to read the settings.\n"
     )
+    (checkout / "docs").mkdir()
+    (checkout / "docs" / "usage.md").write_text("# Usage\n\nRun `tools.parse_config()` first.\n")
     (checkout / "tools.py").write_text(
         'def parse_config(path):\n    """Read the settings."""\n    return {}\n'
     )
@@ -223,8 +225,14 @@ async def _call_repository_tools(client: Client, repository: str) -> None:
         assert hit["citation"].startswith(f"{repository}:tools.py#L1")
         assert hit["ranks"]["symbol"] == 1  # the exact name
         assert set(hit["ranks"]) == {"dense", "text", "symbol"}
-        assert hit["related_repo_doc_chunks"]
+        assert len(hit["related_repo_doc_chunks"]) == 2  # README.md and docs/usage.md name it
         assert all(doc["ranks"] is None for doc in hit["related_repo_doc_chunks"])  # not search hits
+        one = {"query": "parse_config", "repository": repository, "related_limit": 1}
+        fewer = _ok(await client.call_tool("cograph_retrieve", one))
+        hit = next(hit for hit in fewer["code"] if hit["name"] == "parse_config")
+        assert len(hit["related_repo_doc_chunks"]) == 1
+        wiki_related = await client.call_tool("cograph_retrieve", {**one, "mode": "wiki"})
+        assert wiki_related.is_error
     else:  # the failing store is named, the call still answers
         assert code["failures"]
     wiki = _ok(

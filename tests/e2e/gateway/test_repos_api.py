@@ -223,8 +223,13 @@ async def test_a_repository_synced_read_and_searched(
     assert found.status_code == 200, found.text
     if repodocs_implements("SearchCode"):
         hit = next(h for h in found.json()["hits"] if h["node"]["name"] == "parse_config")
-        assert hit["related_repo_doc_chunks"]
+        assert len(hit["related_repo_doc_chunks"]) == 2  # README.md and docs/usage.md name it
         assert hit["related_repo_doc_chunks"][0]["chunk"]["citation"]
+        fewer = await gateway.post(
+            f"{REPO}/code/search", json={"query": "parse_config", "related_limit": 1}, headers=alice
+        )
+        hit = next(h for h in fewer.json()["hits"] if h["node"]["name"] == "parse_config")
+        assert len(hit["related_repo_doc_chunks"]) == 1
         docs = (await gateway.get(f"{REPO}/code/{hit['node']['id']}/docs", headers=alice)).json()
         assert docs["chunks"]
         no_such_node = await gateway.get(f"{REPO}/code/{uuid.uuid4()}/docs", headers=alice)
@@ -232,6 +237,11 @@ async def test_a_repository_synced_read_and_searched(
         assert "has no code node" in no_such_node.json()["detail"]
     else:  # the code store failing is reported, and the answer is still a 200
         assert [f["store"] for f in found.json()["failures"]] == ["code"]
+    too_many = {"query": "parse_config", "related_limit": 51}
+    assert (
+        "related_limit"
+        in is_problem(await gateway.post(f"{REPO}/code/search", json=too_many, headers=alice), 400)["detail"]
+    )
     lines = (await gateway.get(f"{REPO}/files/tools.py", params={"start": 1, "end": 1}, headers=alice)).json()
     assert lines["content"].startswith("def parse_config")
     assert lines["total_lines"] == 3

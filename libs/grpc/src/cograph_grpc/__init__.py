@@ -1,6 +1,8 @@
 """grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
 
 from cograph_grpc.arguments import (
+    DEFAULT_RELATED_LIMIT,
+    MAX_RELATED_LIMIT,
     check_search,
     check_typed_text,
     is_blank,
@@ -23,6 +25,8 @@ from cograph_grpc.paging import PageRequest, next_page_token, page_request
 from cograph_grpc.server import GrpcServer
 
 __all__ = [
+    "DEFAULT_RELATED_LIMIT",
+    "MAX_RELATED_LIMIT",
     "AlreadyExists",
     "FailedPrecondition",
     "GrpcServer",

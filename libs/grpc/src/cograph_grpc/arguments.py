@@ -46,6 +46,10 @@ def check_typed_text(text: str, what: str = "query") -> None:
         )
 
 
+# Related doc chunks per code hit: three unless the caller asks otherwise, and at most this many.
+DEFAULT_RELATED_LIMIT = 3
+MAX_RELATED_LIMIT = 50
+
 # Most hits one search may ask a store for: pgvector's HNSW scan keeps at most 1000 candidates
 # (hnsw.ef_search), and a page beyond that is not a search result a person reads.
 MAX_SEARCH_LIMIT = 1000

@@ -46,6 +46,7 @@ from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import MAX_PAGE_TOKEN
 from cograph_gateway.routes.repos import check_file_path, check_range
 from cograph_gateway.routes.search import route
+from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 from cograph_settings import Settings
 
 PRINCIPAL_KEY = "cograph.principal"
@@ -80,6 +81,15 @@ LimitArg = Annotated[
         ge=1,
         description="Most results to answer, per pool for routing (at most the configured maximum, "
         "100 by default). Omitted: the configured default (10 unless changed).",
+    ),
+]
+RelatedLimitArg = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_RELATED_LIMIT,
+        description=f'mode "code" only: most related doc chunks per code hit (at most {MAX_RELATED_LIMIT}).'
+        f" Omitted: {DEFAULT_RELATED_LIMIT}.",
     ),
 ]
 KindsArg = Annotated[
@@ -355,10 +365,13 @@ class CographTools:
         ] = "code",
         limit: LimitArg = None,
         kinds: KindsArg = None,
+        related_limit: RelatedLimitArg = None,
     ) -> RetrieveResult:
         principal = _principal(ctx)
         if kinds and mode != "wiki":
             raise Problem(400, 'kinds filters repository docs: use it with mode "wiki"')
+        if related_limit and mode != "code":
+            raise Problem(400, 'related_limit is for code hits: use it with mode "code"')
         found = await self._access.repository_by_slug(principal, Operation.MCP_RETRIEVE, repository)
         response = await self._backends.search.Retrieve(
             spb.RetrieveRequest(
@@ -367,6 +380,7 @@ class CographTools:
                 scope=spb.Scope(repository_ids=[found.repository_id]),
                 limit=convert.limit_to_pb(limit),
                 kinds=[convert.DOC_KIND_TO_PB[k] for k in dict.fromkeys(kinds or ())],
+                related_limit=related_limit or 0,
             )
         )
         repos = {found.repository_id: found.slug}

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import Meta
 
+from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
+
 VisibilityName = Literal["public", "private", "admin_only"]
 RepositoryVisibilityName = Literal["public", "private"]
 DocumentStateName = Literal["created", "replaced", "unchanged"]
@@ -287,6 +289,23 @@ class Job(msgspec.Struct):
 class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: Query
     limit: Limit | None = None
+
+
+RelatedLimit = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=MAX_RELATED_LIMIT,
+        description=f"Most related doc chunks per code hit (at most {MAX_RELATED_LIMIT});"
+        f" absent or null: {DEFAULT_RELATED_LIMIT}.",
+    ),
+]
+
+
+class CodeSearchRequest(msgspec.Struct, forbid_unknown_fields=True):
+    query: Query
+    limit: Limit | None = None
+    related_limit: RelatedLimit | None = None
 
 
 class CollectionStreamRanks(msgspec.Struct):

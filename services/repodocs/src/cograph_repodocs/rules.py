@@ -8,14 +8,11 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from cograph_grpc import InvalidArgument, check_typed_text
+from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT, InvalidArgument, check_typed_text
 from cograph_repodocs.git import redact_credentials
 
 MAX_NAME_CHARS = 200
 MAX_URL_CHARS = 2000
-# Related chunks per code node when the caller asks for none, and at most.
-DEFAULT_RELATED_LIMIT = 3
-MAX_RELATED_LIMIT = 50
 MAX_RELATED_NODES = 500
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -18,12 +18,19 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingError, EmbeddingProvider
-from cograph_grpc import InvalidArgument, check_typed_text, is_blank, parse_id, parse_ids
+from cograph_grpc import (
+    DEFAULT_RELATED_LIMIT,
+    MAX_RELATED_LIMIT,
+    InvalidArgument,
+    check_typed_text,
+    is_blank,
+    parse_id,
+    parse_ids,
+)
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
 T = TypeVar("T")
-DEFAULT_RELATED = 3
 DOCUMENT_KINDS = frozenset(repodocs_pb.DocumentKind.values()) - {repodocs_pb.DOCUMENT_KIND_UNSPECIFIED}
 # Kept back from the caller's deadline to build and send the answer.
 ANSWER_MARGIN_SECONDS = 0.2
@@ -260,15 +267,15 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             raise InvalidArgument("mode must be code or wiki")
         self._check_scope(request.scope)
         # The caller's mistakes, not failures of the store that would refuse them.
-        if request.related_limit < 0:
-            raise InvalidArgument("related_limit must not be negative")
+        if not 0 <= request.related_limit <= MAX_RELATED_LIMIT:
+            raise InvalidArgument(f"related_limit must be between 1 and {MAX_RELATED_LIMIT} (0: three)")
         unknown = [kind for kind in request.kinds if kind not in DOCUMENT_KINDS]
         if unknown:
             raise InvalidArgument(f"document kind {unknown[0]} is not one of the five kinds")
         vector, model, failures = await self._embedding(text)
         try:
             if request.mode == pb.RETRIEVE_MODE_CODE:
-                related = request.related_limit or DEFAULT_RELATED
+                related = request.related_limit or DEFAULT_RELATED_LIMIT
                 code = await self._code_search(text, vector, model, request.scope, limit, related)
                 return pb.RetrieveResponse(code=code.results, failures=[*failures, *code.failures])
             docs = await self._docs_search(text, vector, model, request.scope, limit, list(request.kinds))
@@ -285,7 +292,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         vector, model, failures = await self._embedding(text)
         scope = request.scope
         code, docs, collections = await asyncio.gather(
-            self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED),
+            self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED_LIMIT),
             self._docs_search(text, vector, model, scope, limit, []),
             self._collections_search(text, vector, model, list(scope.collection_ids), limit, fill=True),
             return_exceptions=True,

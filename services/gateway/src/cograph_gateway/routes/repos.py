@@ -49,6 +49,7 @@ from cograph_gateway.routes.common import (
 )
 from cograph_gateway.schemas import (
     CodeDocs,
+    CodeSearchRequest,
     CodeSearchResult,
     DocsPage,
     DocsTree,
@@ -60,7 +61,6 @@ from cograph_gateway.schemas import (
     RepoDocumentSummary,
     Repository,
     RepositoryCreate,
-    SearchRequest,
     Sync,
 )
 
@@ -348,7 +348,7 @@ class ReposController(Controller):
         host: FromPath[str],
         owner: FromPath[str],
         name: FromPath[str],
-        data: JSONBody[SearchRequest],
+        data: JSONBody[CodeSearchRequest],
         principal: NamedDependency[Principal],
         backends: NamedDependency[Backends],
         access: NamedDependency[Access],
@@ -360,6 +360,7 @@ class ReposController(Controller):
                 mode=spb.RETRIEVE_MODE_CODE,
                 scope=spb.Scope(repository_ids=[found.repository_id]),
                 limit=limit_to_pb(data.limit),
+                related_limit=data.related_limit or 0,
             )
         )
         return CodeSearchResult(

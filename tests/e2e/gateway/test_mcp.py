@@ -379,6 +379,9 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
             return body
 
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        deep = await http.post("/mcp", content=b"[" * 100_000, headers=headers)  # the decoder recurses
+        assert deep.status_code == 400, deep.text
+        assert deep.json()["error"]["code"] == -32700
         for message in ([ping], {**ping, "jsonrpc": "1.0"}, None, 42, {"jsonrpc": "2.0", "id": 1}):
             assert (await error_of(message, 400))["error"]["code"] == -32600, message
         for request_id in ({"a": 1}, 1.5, None, True):

@@ -19,6 +19,7 @@ from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, S
 from cograph_gateway.errors import send_problem
 
 # JSON-RPC 2.0 error codes.
+PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
@@ -27,14 +28,19 @@ class BodyTooLarge(Exception):
     """The request body went past the limit."""
 
 
+class ClientGone(Exception):
+    """The client disconnected before its body was whole: there is no request to answer."""
+
+
 async def read_body(receive: Receive, limit: int) -> bytes:
-    """The whole request body; BodyTooLarge as soon as it passes limit bytes."""
+    """The whole request body; BodyTooLarge as soon as it passes limit bytes, ClientGone when
+    the client leaves before the end of it."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
-        if message["type"] != "http.request":  # the client went away: nothing to answer
-            break
+        if message["type"] != "http.request":
+            raise ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -78,6 +84,8 @@ def judge(body: bytes, tools: Collection[str]) -> Refusal | None:
         message: Any = json.loads(body)
     except ValueError:
         return None
+    except RecursionError:  # thousands of nested arrays: the decoder recurses
+        return Refusal(400, None, PARSE_ERROR, "the body is nested too deeply to read")
     if isinstance(message, list):
         return Refusal(
             400, None, INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message"

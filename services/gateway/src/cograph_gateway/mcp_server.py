@@ -36,6 +36,7 @@ from cograph_gateway.errors import Problem, grpc_status, send_problem
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, AuthenticationError, Authenticator, Principal
 from cograph_gateway.mcp_guard import (
     BodyTooLarge,
+    ClientGone,
     judge,
     problems_for_plain_text,
     read_body,
@@ -739,6 +740,8 @@ class McpEndpoint:
             body = await read_body(receive, MAX_MCP_BODY)
         except BodyTooLarge:
             await send_problem(send, 413, too_large)
+            return
+        except ClientGone:
             return
         if (refusal := judge(body, TOOL_DESCRIPTIONS)) is not None:
             await send_refusal(send, refusal)

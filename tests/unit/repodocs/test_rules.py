@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cograph_grpc import InvalidArgument
+from cograph_grpc import MAX_RELATED_LIMIT, InvalidArgument
 from cograph_repodocs import rules
 from cograph_repodocs.git import Git, GitError
 
@@ -73,7 +73,7 @@ def test_web_urls_are_derived_from_http_remotes_without_credentials() -> None:
 def test_related_limit_defaults_to_three_and_is_capped() -> None:
     assert rules.related_limit(0) == 3
     assert rules.related_limit(7) == 7
-    assert rules.related_limit(10_000) == rules.MAX_RELATED_LIMIT
+    assert rules.related_limit(10_000) == MAX_RELATED_LIMIT
     with pytest.raises(InvalidArgument):
         rules.related_limit(-1)
 

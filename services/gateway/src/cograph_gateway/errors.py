@@ -84,18 +84,25 @@ def problem(status: int, detail: str, **extra: Any) -> Response[dict[str, Any]]:
     )
 
 
-async def send_problem(send: Send, status: int, detail: str) -> None:
-    """The same problem, written straight to ASGI (for the mounted MCP app, outside Litestar's routing)."""
-    body = msgspec.json.encode(problem_body(status, detail))
-    headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    elif status == 405:
-        headers.append((b"allow", b"POST"))
-    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
+async def send_json(
+    send: Send, status: int, body: bytes, content_type: str, headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """One whole JSON answer, written straight to ASGI (the mounted MCP app is outside Litestar's routing)."""
+    all_headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+        *headers,
+    ]
+    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": all_headers}
     await send(start)
     end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
     await send(end)
+
+
+async def send_problem(send: Send, status: int, detail: str) -> None:
+    """The same problem, written straight to ASGI."""
+    headers = {401: ((b"www-authenticate", b"Bearer"),), 405: ((b"allow", b"POST"),)}.get(status, ())
+    await send_json(send, status, msgspec.json.encode(problem_body(status, detail)), PROBLEM_JSON, headers)
 
 
 def handle_problem(request: Request[Any, Any, Any], exc: Problem) -> Response[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Send
 
-from cograph_gateway.errors import send_problem
+from cograph_gateway.errors import send_json, send_problem
 
 # JSON-RPC 2.0 error codes.
 PARSE_ERROR = -32700
@@ -115,10 +115,7 @@ def judge(body: bytes, tools: Collection[str]) -> Refusal | None:
 
 
 async def send_refusal(send: Send, refusal: Refusal) -> None:
-    body = refusal.body()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    await send_json(send, refusal.status, refusal.body(), "application/json")
 
 
 def problems_for_plain_text(send: Send) -> Send:

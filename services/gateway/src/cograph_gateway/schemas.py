@@ -302,9 +302,7 @@ RelatedLimit = Annotated[
 ]
 
 
-class CodeSearchRequest(msgspec.Struct, forbid_unknown_fields=True):
-    query: Query
-    limit: Limit | None = None
+class CodeSearchRequest(SearchRequest):
     related_limit: RelatedLimit | None = None
 
 

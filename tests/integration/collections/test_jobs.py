@@ -64,12 +64,24 @@ async def test_an_upload_that_stores_nothing_ends_as_an_error_saying_why(
     alone = await service.upload(collection.id, ("../escape.md", b"# Out\n"))
     several = await service.upload(collection.id, ("bin.md", b"\x89PNG\r\n\x00\x00"), ("", b"# No key\n"))
     mixed = await service.upload(collection.id, ("kept.md", b"# Kept\n\nText."), ("../out.md", b"# Out\n"))
+    # A refused key may hold a NUL (PostgreSQL's text cannot) or run to megabytes: the job's
+    # error shows it escaped and cut short.
+    nul = await service.upload(collection.id, ("a\x00b.md", b"# NUL\n"))
+    long_key = await service.upload(collection.id, ("k" * 5000 + ".md", b"# Long\n"))
     jobs = {job.id: job for job in await service.wait_for_jobs(collection.id)}
     assert jobs[alone.job_id].status == pb.JOB_STATUS_ERROR
-    assert jobs[alone.job_id].error.startswith("../escape.md was refused: ")
+    assert jobs[alone.job_id].error.startswith("the document was refused: '../escape.md': ")
     assert "'..'" in jobs[alone.job_id].error
     assert jobs[several.job_id].status == pb.JOB_STATUS_ERROR
-    assert jobs[several.job_id].error.startswith("all 2 documents were refused; the first, bin.md: ")
+    assert jobs[several.job_id].error == (
+        "all 2 documents were refused; the first: bin.md: this is a binary file, not markdown text"
+    )
+    assert jobs[nul.job_id].error == (
+        "the document was refused: 'a\\x00b.md': source key contains a NUL or control character"
+    )
+    assert nul.results[0].error.reason == pb.DocumentError.REASON_INVALID_SOURCE_KEY
+    assert jobs[long_key.job_id].error.startswith("the document was refused: '" + "k" * 100 + "…': ")
+    assert len(jobs[long_key.job_id].error) < 300
     assert jobs[mixed.job_id].status == pb.JOB_STATUS_SUCCESS  # one document was stored
     assert not jobs[mixed.job_id].error
     documents = await service.stub.ListDocuments(pb.ListDocumentsRequest(collection_id=collection.id))

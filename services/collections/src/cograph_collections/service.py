@@ -17,7 +17,7 @@ import msgspec
 from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import DocumentStore, PreparedDocument
 from cograph_collections.embedding import ChunkEmbedder, Progress
-from cograph_collections.ingest import Ingestor, Outcome, Upload
+from cograph_collections.ingest import Failure, Ingestor, Outcome, Reason, Upload
 from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
 from cograph_collections.markdown import parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
@@ -205,7 +205,21 @@ def _all_refused(outcomes: list[Outcome]) -> str | None:
     refused = [(outcome.source_key, outcome.failure) for outcome in outcomes if outcome.failure is not None]
     if not refused or len(refused) < len(outcomes):
         return None
-    key, failure = refused[0]
+    reason = _refusal(*refused[0])
     if len(refused) == 1:
-        return f"{key} was refused: {failure.message}"
-    return f"all {len(refused)} documents were refused; the first, {key}: {failure.message}"
+        return f"the document was refused: {reason}"
+    return f"all {len(refused)} documents were refused; the first: {reason}"
+
+
+# How much of a refused key the job's error repeats: the key may be megabytes long.
+_KEY_SHOWN = 100
+
+
+def _refusal(key: str, failure: Failure) -> str:
+    """The refusal as the job list shows it. Other refusals name their (valid) key already; a
+    refused key is shown escaped and cut short, since it may hold a NUL, which PostgreSQL's text
+    cannot store, or be megabytes long."""
+    if failure.reason is not Reason.INVALID_SOURCE_KEY:
+        return failure.message
+    shown = key if len(key) <= _KEY_SHOWN else key[:_KEY_SHOWN] + "…"
+    return f"{shown!r}: {failure.message}"

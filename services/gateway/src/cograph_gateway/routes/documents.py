@@ -113,7 +113,7 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
                     " one `file` part, with an optional `source_key` field",
                 ) from None
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
-        except (UnicodeDecodeError, LookupError):  # a part without a filename is decoded as text
+        except (UnicodeError, LookupError):  # a part without a filename is decoded as text (any codec named)
             raise Problem(
                 400,
                 "the multipart body cannot be read: a part without a filename is not valid text"

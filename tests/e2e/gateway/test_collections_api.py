@@ -337,10 +337,10 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         b"\r\nabc\r\n--B--\r\n",
         b'--B\r\nContent-Disposition: form-data; name="file"\r\n\r\n# caf\xe9 in Latin-1\r\n--B--\r\n',
         # codecs whose refusal is a UnicodeError, not a UnicodeDecodeError
-        b'--B\r\nContent-Disposition: form-data; name="note"\r\nContent-Type: text/plain; charset=undefined\r\n'
-        b"\r\nabc\r\n--B--\r\n",
-        b'--B\r\nContent-Disposition: form-data; name="note"\r\nContent-Type: text/plain; charset=punycode\r\n'
-        b"\r\n\\x\r\n--B--\r\n",
+        b'--B\r\nContent-Disposition: form-data; name="note"\r\n'
+        b"Content-Type: text/plain; charset=undefined\r\n\r\nabc\r\n--B--\r\n",
+        b'--B\r\nContent-Disposition: form-data; name="note"\r\n'
+        b"Content-Type: text/plain; charset=punycode\r\n\r\n\\x\r\n--B--\r\n",
     ):
         unreadable = await gateway.post(f"{base}/documents", content=file_part + field, headers=multipart)
         assert "not valid text" in is_problem(unreadable, 400)["detail"]

@@ -124,9 +124,14 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             raise StoreFailed(store, "no answer before the caller's deadline")
         raise StoreFailed(store, f"no answer within {self._settings.store_deadline_seconds:g} s")
 
-    async def _embedding(self, text: str) -> tuple[list[float], str, list[pb.StoreFailure]]:
+    async def _embedding(
+        self, text: str, *, searched: bool = True
+    ) -> tuple[list[float], str, list[pb.StoreFailure]]:
         """The query's vector and model; when the model fails or is late, no vector (the stores
-        then run full text only) and the failure that says so."""
+        then run full text only) and the failure that says so. When no store will be searched (an
+        empty scope), nothing: the model is not waited for, nor reported, for an empty answer."""
+        if not searched:
+            return [], "", []
         # At most half of what the caller still gives: the stores need the rest.
         before_caller = (_answer_due.get() - asyncio.get_running_loop().time()) / 2
         deadline = max(min(self._settings.embedding_deadline_seconds, before_caller), 0.0)
@@ -272,7 +277,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         unknown = [kind for kind in request.kinds if kind not in DOCUMENT_KINDS]
         if unknown:
             raise InvalidArgument(f"document kind {unknown[0]} is not one of the five kinds")
-        vector, model, failures = await self._embedding(text)
+        vector, model, failures = await self._embedding(text, searched=bool(request.scope.repository_ids))
         try:
             if request.mode == pb.RETRIEVE_MODE_CODE:
                 related = request.related_limit or DEFAULT_RELATED_LIMIT
@@ -289,8 +294,9 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         _take_callers_deadline(context)
         text, limit = self._checked(request.query, request.limit)
         self._check_scope(request.scope)
-        vector, model, failures = await self._embedding(text)
         scope = request.scope
+        searched = bool(scope.repository_ids or scope.collection_ids)
+        vector, model, failures = await self._embedding(text, searched=searched)
         code, docs, collections = await asyncio.gather(
             self._code_search(text, vector, model, scope, limit, DEFAULT_RELATED_LIMIT),
             self._docs_search(text, vector, model, scope, limit, []),

@@ -362,7 +362,8 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
 ) -> None:
     """What is not one JSON-RPC request is an Invalid Request (never taken for a notification, never
     a validation dump); an unknown tool or prompt is Invalid Params; what the transport refuses
-    (Content-Type, Host, a chunked body past the limit) is problem+json like every refusal."""
+    (Content-Type, Accept, Host, Origin, a chunked body past the limit) is problem+json like every
+    refusal, and comes first."""
     headers = {
         **auth["alice"],
         "content-type": "application/json",
@@ -404,6 +405,18 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
         elsewhere = await http.post("/mcp", json=ping, headers={**headers, "host": "evil.example"})
         assert elsewhere.status_code == 421
         assert elsewhere.headers["content-type"] == "application/problem+json"
+        # The transport's checks come before the body is judged: a DNS-rebinding page is refused,
+        # not told the tool names in answer to an unknown one.
+        for wrong, status in (
+            ({"host": "evil.example"}, 421),
+            ({"origin": "http://evil.example"}, 403),
+            ({"content-type": "text/plain"}, 400),
+            ({"accept": "text/html"}, 406),
+        ):
+            answer = await http.post("/mcp", content=json.dumps(unknown), headers={**headers, **wrong})
+            assert answer.status_code == status, (wrong, answer.text)
+            assert answer.headers["content-type"] == "application/problem+json"
+            assert "cograph_route" not in answer.text
 
         async def chunks() -> AsyncIterator[bytes]:
             yield b"{"

@@ -4,7 +4,9 @@ The SDK answers some mistakes in plain text (a wrong Content-Type, Host or Origi
 pydantic dump (a batch, a missing method), takes a malformed id for a notification (202, no
 answer), and an unknown tool for a failed call. Here the body is read once, bounded however it
 is sent (Content-Length or chunked), judged as JSON-RPC, and replayed to the SDK; its plain-text
-refusals become problem+json like every other refusal of the gateway.
+refusals become problem+json like every other refusal of the gateway. The SDK's transport checks
+(Host and Origin against DNS rebinding, Content-Type, Accept) run here first, before anything
+about the request is answered.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from collections.abc import Collection
 from typing import Any
 
 import msgspec
-from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Send
+from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
 
 from cograph_gateway.errors import send_json, send_problem
 
@@ -49,6 +54,20 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
+
+
+async def transport_refusal(scope: Scope, security: TransportSecurityMiddleware) -> tuple[int, str] | None:
+    """(status, reason) when the SDK would refuse this POST for its headers alone: a Host or
+    Origin a DNS-rebinding page sends, a body that is not JSON, an answer the client won't take.
+    Checked before the body is judged, so such a request learns nothing about the server."""
+    request = Request(scope)  # type: ignore[arg-type]  # headers only: the body is not read
+    refused = await security.validate_request(request, is_post=True)
+    if refused is not None:
+        return refused.status_code, bytes(refused.body).decode()
+    accepts_json, _ = check_accept_headers(request)
+    if not accepts_json:
+        return 406, "Not Acceptable: Client must accept application/json"
+    return None
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

@@ -20,7 +20,7 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import ErrorDetails
@@ -42,6 +42,7 @@ from cograph_gateway.mcp_guard import (
     read_body,
     replaying,
     send_refusal,
+    transport_refusal,
 )
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import MAX_PAGE_TOKEN
@@ -699,13 +700,15 @@ class McpEndpoint:
         self._anonymous_read = settings.auth.anonymous_read
         self._authenticator = authenticator
         self.server = create_mcp_server(backends, access)
+        security = _transport_security(settings)
+        self._security = TransportSecurityMiddleware(security)
         # Stateless, JSON responses: any gateway replica answers any request (no sticky sessions),
         # and the tools never call back into the client, so nothing needs a session.
         self.server.streamable_http_app(
             streamable_http_path="/mcp",
             stateless_http=True,
             json_response=True,
-            transport_security=_transport_security(settings),
+            transport_security=security,
             max_request_body_size=MAX_MCP_BODY,
         )
         self.session_manager: StreamableHTTPSessionManager = self.server.session_manager
@@ -720,6 +723,9 @@ class McpEndpoint:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if scope.get("method") != "POST":  # stateless: no event stream to open, no session to end
             await send_problem(send, 405, "the MCP endpoint answers POST requests only (stateless, JSON)")
+            return
+        if (refused := await transport_refusal(scope, self._security)) is not None:
+            await send_problem(send, *refused)
             return
         too_large = f"an MCP request may be at most {MAX_MCP_BODY // 1024} KiB"
         length = headers.get("content-length", "")

@@ -91,6 +91,22 @@ async def test_a_term_only_one_document_has_is_found_by_full_text(
         assert [hit.chunk.source_key for hit in found] == ["glossary.md"], pasted
 
 
+async def test_a_word_spelt_with_a_format_character_finds_the_chunks_spelt_so(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """A zero-width non-joiner is part of Persian spelling: a query typed with it finds the chunk
+    that holds the word so, as well as one that holds it without."""
+    await service.upload(
+        collection.id,
+        ("joined.md", "# Persian\n\nمی\u200cخواهم یک کتاب\n".encode()),
+        ("plain.md", "# Plain\n\nمیخواهم\n".encode()),
+        ("other.md", b"# Other\n\nUnrelated words.\n"),
+    )
+    await service.wait_for_jobs(collection.id)
+    found = await search(service, embedder, [collection.id], "می\u200cخواهم", dense=False)
+    assert sorted(hit.chunk.source_key for hit in found) == ["joined.md", "plain.md"]
+
+
 async def test_full_text_ranks_by_term_frequency_and_by_rarity(
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:

@@ -43,13 +43,16 @@ _WORD_SEPARATORS = frozenset("\u200b\ufeff")
 
 
 def searchable(text: str) -> str:
-    """The query text full text is searched by: composed (NFC), its format characters dealt with."""
+    """The query text full text is searched by: composed (NFC), and where it holds format
+    characters, both with them dealt with and as written. Some are spelling, not noise: a Persian
+    word keeps its zero-width non-joiner, and the chunks that hold the word hold it too."""
     text = unicodedata.normalize("NFC", text)
     if text.isascii():
         return text
-    return "".join(
+    cleaned = "".join(
         " " if ch in _WORD_SEPARATORS else "" if unicodedata.category(ch) == "Cf" else ch for ch in text
     )
+    return cleaned if cleaned == text else f"{cleaned} {text}"
 
 
 class ChunkTable(msgspec.Struct, frozen=True):

@@ -108,7 +108,7 @@ async def test_a_word_spelt_with_a_format_character_finds_the_chunks_spelt_so(
 
 
 async def test_full_text_ranks_by_term_frequency_and_by_rarity(
-    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider, database: str
 ) -> None:
     await service.upload(
         collection.id,
@@ -116,10 +116,19 @@ async def test_full_text_ranks_by_term_frequency_and_by_rarity(
         ("thrice.md", b"# Notes\n\nThe cache, the cache and the cache hold entries."),
         ("rare.md", b"# Notes\n\nA quasar of entries, kept for the service."),
         ("filler.md", b"# Notes\n\nThe service keeps entries of every kind for later."),
+        ("heading.md", b"# Cache\n\nThe cache of the heading counts twice."),
     )
     await service.wait_for_jobs(collection.id)
     by_frequency = await search(service, embedder, [collection.id], "cache", dense=False)
-    assert [hit.chunk.source_key for hit in by_frequency] == ["thrice.md", "once.md"]
+    # a heading's word counts like any other: twice in heading.md (heading and text)
+    assert [hit.chunk.source_key for hit in by_frequency] == ["thrice.md", "heading.md", "once.md"]
+    # BM25 marks the query's lexemes with weight A: no stored position may carry it already
+    connection = await connect(database)
+    try:
+        marked = "SELECT count(*) FROM collections.md_chunks WHERE ts_filter(search_text, '{a}') <> ''"
+        assert await connection.fetchval(marked) == 0
+    finally:
+        await connection.close()
     # "quasar" is in one chunk, "service" in three of four: the rare word decides; in a scope
     # this small every word brings its chunks in, so those with "service" alone follow.
     by_rarity = await search(service, embedder, [collection.id], "quasar service", dense=False)

@@ -67,6 +67,8 @@ class ChunkTable(msgspec.Struct, frozen=True):
     # A SQL function of the query text to the text[] of lexemes it is searched by, used instead of
     # to_tsvector(text_config, …) where the stored tsvector was built another way (code identifiers).
     lexemes_function: str = ""
+    # The stored tsvector's positions never carry weight A (headings are B, text D): BM25 marks
+    # the query's lexemes with it.
     # False when the tsvector has no positions (array_to_tsvector): every lexeme then counts once,
     # and the whole vector is read, since ts_filter only keeps lexemes that have positions.
     positional: bool = True
@@ -169,12 +171,11 @@ class HybridRetriever:
     async def _bm25(self, connection: Connection, query: Query, weights: TermWeights) -> list[uuid.UUID]:
         t = self.table
         extra, extra_args = self._condition(query, 7)
-        # Only the query's own lexemes of each candidate are read: setweight marks them and
-        # ts_filter keeps them, in C, so a long chunk costs no more rows than a short one.
+        # Only the query's own lexemes of each candidate are read: setweight marks them A and
+        # ts_filter keeps them, in C, so a long chunk costs no more rows than a short one. Stored
+        # vectors hold no A (see ChunkTable), so no earlier pass need clear it.
         matched = (
-            "ts_filter(setweight(setweight(k.search_text, 'D'), 'A', $1::text[]), '{a}')"
-            if t.positional
-            else "k.search_text"
+            "ts_filter(setweight(k.search_text, 'A', $1::text[]), '{a}')" if t.positional else "k.search_text"
         )
         sql = f"""
             WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])),

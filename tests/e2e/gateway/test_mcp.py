@@ -159,6 +159,26 @@ async def test_an_agent_lists_the_tools_and_calls_each(
                 "cograph_collection_search", {"collection_id": cid, "query": "x", "limit": 0}
             )
         ).endswith("(HTTP 400)")
+        # As REST: a misspelt argument is refused, not ignored, and a count is an integer.
+        misspelt = _error(
+            await client.call_tool(
+                "cograph_collection_search", {"collection_id": cid, "query": "x", "limt": 3}
+            )
+        )
+        assert "limt: not an argument of this tool" in misspelt, misspelt
+        assert "collection_id, limit, query" in misspelt
+        assert misspelt.endswith("(HTTP 400)")
+        for count in (True, 2.5, "many"):
+            wrong_count = _error(
+                await client.call_tool(
+                    "cograph_collection_search", {"collection_id": cid, "query": "x", "limit": count}
+                )
+            )
+            assert wrong_count.startswith("invalid arguments for cograph_collection_search: limit"), count
+        counted = await client.call_tool(
+            "cograph_collection_search", {"collection_id": cid, "query": "x", "limit": 2}
+        )
+        assert not counted.is_error
 
     # The same policy as REST: bob reads no private collection of alice's, and lists none.
     async with mcp_client(system.gateway_url, auth["bob"], mode) as client:

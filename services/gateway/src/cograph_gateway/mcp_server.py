@@ -81,6 +81,7 @@ LimitArg = Annotated[
     int | None,
     Field(
         ge=1,
+        strict=True,
         description="Most results to answer, per pool for routing (at most the configured maximum, "
         "100 by default). Omitted: the configured default (10 unless changed).",
     ),
@@ -89,6 +90,7 @@ RelatedLimitArg = Annotated[
     int | None,
     Field(
         ge=1,
+        strict=True,
         le=MAX_RELATED_LIMIT,
         description=f'mode "code" only: most related doc chunks per code hit (at most {MAX_RELATED_LIMIT}).'
         f" Omitted: {DEFAULT_RELATED_LIMIT}.",
@@ -557,10 +559,10 @@ class CographTools:
         ],
         ctx: Ctx,
         start_line: Annotated[
-            int, Field(ge=0, le=10_000_000, description="First line, 1-based; 0: the first.")
+            int, Field(ge=0, le=10_000_000, strict=True, description="First line, 1-based; 0: the first.")
         ] = 0,
         end_line: Annotated[
-            int, Field(ge=0, le=10_000_000, description="Last line, inclusive; 0: the last.")
+            int, Field(ge=0, le=10_000_000, strict=True, description="Last line, inclusive; 0: the last.")
         ] = 0,
     ) -> FileText:
         principal = _principal(ctx)
@@ -631,11 +633,29 @@ TOOL_DESCRIPTIONS = {
 
 class _Server(MCPServer[Any]):
     """Arguments that do not fit a tool's schema are refused like any other bad input: a tool
-    error that names each argument and what is wrong with it, ending in (HTTP 400)."""
+    error that names each argument and what is wrong with it, ending in (HTTP 400). As REST does,
+    an argument the tool does not have is refused (a misspelt `limt` was ignored), and a count is
+    an integer (`true` was taken for 1)."""
+
+    _arguments: dict[str, frozenset[str]] | None = None
+
+    async def _arguments_of(self, name: str) -> frozenset[str] | None:
+        if self._arguments is None:
+            tools = await self.list_tools()
+            self._arguments = {
+                tool.name: frozenset(tool.input_schema.get("properties", {})) for tool in tools
+            }
+        return self._arguments.get(name)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        known = await self._arguments_of(name)
+        unknown = sorted(set(arguments) - known) if known is not None else []
+        if unknown:
+            wrong = "; ".join(f"{argument}: not an argument of this tool" for argument in unknown)
+            given = ", ".join(sorted(known or ())) or "none"
+            raise ToolError(f"invalid arguments for {name}: {wrong}; its arguments are {given} (HTTP 400)")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:

@@ -116,12 +116,10 @@ async def test_full_text_ranks_by_term_frequency_and_by_rarity(
         ("thrice.md", b"# Notes\n\nThe cache, the cache and the cache hold entries."),
         ("rare.md", b"# Notes\n\nA quasar of entries, kept for the service."),
         ("filler.md", b"# Notes\n\nThe service keeps entries of every kind for later."),
-        ("heading.md", b"# Cache\n\nThe cache of the heading counts twice."),
     )
     await service.wait_for_jobs(collection.id)
     by_frequency = await search(service, embedder, [collection.id], "cache", dense=False)
-    # a heading's word counts like any other: twice in heading.md (heading and text)
-    assert [hit.chunk.source_key for hit in by_frequency] == ["thrice.md", "heading.md", "once.md"]
+    assert [hit.chunk.source_key for hit in by_frequency] == ["thrice.md", "once.md"]
     # BM25 marks the query's lexemes with weight A: no stored position may carry it already
     connection = await connect(database)
     try:

@@ -67,10 +67,10 @@ class ChunkTable(msgspec.Struct, frozen=True):
     # A SQL function of the query text to the text[] of lexemes it is searched by, used instead of
     # to_tsvector(text_config, …) where the stored tsvector was built another way (code identifiers).
     lexemes_function: str = ""
-    # The stored tsvector's positions never carry weight A (headings are B, text D): BM25 marks
-    # the query's lexemes with it.
     # False when the tsvector has no positions (array_to_tsvector): every lexeme then counts once,
-    # and the whole vector is read, since ts_filter only keeps lexemes that have positions.
+    # and the whole vector is read, since ts_filter only keeps lexemes that have positions. When
+    # True, no stored position may carry weight A (headings are B, text D): BM25 marks the query's
+    # lexemes with it.
     positional: bool = True
 
     def __post_init__(self) -> None:

@@ -133,10 +133,16 @@ class DocumentStore:
         rows = await self._db.fetch(SQL.select_hashes, collection_id, source_keys)
         return {row["source_key"]: (row["id"], row["content_hash"]) for row in rows}
 
-    async def lock_collection(self, collection_id: uuid.UUID) -> None:
+    async def lock_collection(self, collection_id: uuid.UUID, *, alone: bool = False) -> None:
         """NotFound unless the collection exists; it then stays until the transaction ends (a
-        delete meanwhile waits, rather than pulling the rows being written from under them)."""
-        if not await self._db.fetchval(SQL.lock_collection, collection_id):
+        delete meanwhile waits, rather than pulling the rows being written from under them).
+
+        Writers of documents share the lock: each touches only its own documents' rows, taken
+        in key order. Binding links and deleting a document hold it `alone`: they touch links
+        of every document, so beside a writer that deletes its own they would deadlock, and a
+        bind could name a document deleted after it looked."""
+        query = SQL.lock_collection_alone if alone else SQL.lock_collection
+        if not await self._db.fetchval(query, collection_id):
             raise NotFound(f"collection {collection_id} does not exist")
 
     async def lock(self, collection_id: uuid.UUID, source_key: str) -> tuple[uuid.UUID, str] | None:

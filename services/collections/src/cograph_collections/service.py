@@ -83,7 +83,9 @@ class Collections:
         self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str
     ) -> None:
         async with self._pool.acquire() as connection, connection.transaction():
-            if not await DocumentStore(connection).delete(collection_id, document_id):
+            store = DocumentStore(connection)
+            await store.lock_collection(collection_id, alone=True)
+            if not await store.delete(collection_id, document_id):
                 raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
             # Links that pointed at it are unresolved now; another document may fit them.
             await JobStore(connection).enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
@@ -146,15 +148,17 @@ class Collections:
     async def run_embed(self, job: Claimed, progress: Progress) -> None:
         everything = bool(job.payload.get("all"))
         if everything:
-            await self._rechunk_outdated(job.collection_id)
+            await self._rechunk_outdated(job.collection_id, job.requested_by)
         await self._chunk_embedder.embed_collection(
             job.collection_id, everything=everything, progress=progress
         )
 
     async def run_resolve_links(self, job: Claimed, progress: Progress) -> None:
         # Links no document fits stay unresolved, visible on their documents.
-        async with self._pool.acquire() as connection:
-            await DocumentStore(connection).resolve_links(job.collection_id)
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = DocumentStore(connection)
+            await store.lock_collection(job.collection_id, alone=True)
+            await store.resolve_links(job.collection_id)
         await progress(1, 1)
 
     def _prepare(self, row: asyncpg.Record) -> PreparedDocument:
@@ -168,9 +172,10 @@ class Collections:
             self._chunker.chunk(parsed),
         )
 
-    async def _rechunk_outdated(self, collection_id: uuid.UUID) -> None:
+    async def _rechunk_outdated(self, collection_id: uuid.UUID, requested_by: str) -> None:
         """Rebuild the chunks (and with them the links) of documents chunked with other
-        parameters; the rebuilt links are bound again once all are written."""
+        parameters. Each rewrite queues the job that binds its links again, as an upload
+        does: a re-embed stopped half-way must not leave the links it rebuilt unbound."""
         params = self._chunker.params
         async with self._pool.acquire() as connection:
             rows = await connection.fetch(
@@ -185,15 +190,16 @@ class Collections:
             prepared = await asyncio.to_thread(self._prepare, row)
             async with self._pool.acquire() as connection, connection.transaction():
                 store = DocumentStore(connection)
+                await store.lock_collection(collection_id)
                 # An upload may have replaced or deleted it since it was read: that upload chunked
                 # its own text with today's parameters, and must not be undone from the old copy.
                 if await store.lock(collection_id, row["source_key"]) != (row["id"], row["content_hash"]):
                     continue
                 await store.update(row["id"], prepared)
                 await store.write_parts(collection_id, [(row["id"], prepared)])
-        if rows:
-            async with self._pool.acquire() as connection:
-                await DocumentStore(connection).resolve_links(collection_id)
+                await JobStore(connection).enqueue(
+                    collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by
+                )
 
     def handlers(self) -> dict[Kind, Any]:
         return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}

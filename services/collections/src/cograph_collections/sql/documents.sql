@@ -6,6 +6,11 @@ WHERE collection_id = $1 AND source_key = ANY($2::text[]);
 -- Held until the transaction ends: the collection cannot be deleted under a write into it.
 SELECT true FROM md_collections WHERE id = $1 FOR SHARE;
 
+-- name: lock_collection_alone
+-- As lock_collection, and no other transaction holds either lock meanwhile (FOR SHARE
+-- conflicts with FOR NO KEY UPDATE, which itself leaves the row's foreign keys free).
+SELECT true FROM md_collections WHERE id = $1 FOR NO KEY UPDATE;
+
 -- name: lock_document
 SELECT id, content_hash FROM md_documents
 WHERE collection_id = $1 AND source_key = $2

@@ -1,0 +1,201 @@
+"""Binding links while documents are written, replaced or deleted: the work is serialised on the
+collection, so neither side is aborted as a deadlock or loses its pass, and no link is left unbound
+by a job that stopped half-way."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+
+from cograph_collections import documents as documents_module
+from cograph_collections import service as service_module
+from cograph_collections.app import MIGRATIONS
+from cograph_collections.ingest import State, Upload
+from cograph_collections.jobs import Claimed, JobStore, Kind
+from cograph_collections.markdown import ParsedDocument, parse_markdown
+from cograph_collections.service import Collections
+from cograph_collections.worker import Worker
+from cograph_db import connect, open_service_pool
+from cograph_embeddings import EmbeddingProvider
+from cograph_settings import Settings
+
+
+class Clients:
+    """The collections application on the real database, with no worker: each test runs the
+    jobs itself, at the moment it needs them to run."""
+
+    def __init__(
+        self, pool: asyncpg.Pool[Any], embedder: EmbeddingProvider, watcher: asyncpg.Connection
+    ) -> None:
+        self.pool = pool
+        self.collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        self.watcher = watcher
+
+    async def new_collection(self) -> uuid.UUID:
+        collection_id: uuid.UUID = await self.pool.fetchval(
+            "INSERT INTO md_collections (name, visibility, owner)"
+            " VALUES ('c', 'public', 'alice') RETURNING id"
+        )
+        return collection_id
+
+    async def upload(self, collection_id: uuid.UUID, *documents: tuple[str, bytes]) -> list[uuid.UUID]:
+        outcomes, _ = await self.collections.upload(
+            collection_id, [Upload(key, content) for key, content in documents], "alice"
+        )
+        assert all(outcome.failure is None for outcome in outcomes), outcomes
+        return [outcome.document_id for outcome in outcomes if outcome.document_id is not None]
+
+    async def resolve_links(self, collection_id: uuid.UUID) -> None:
+        job = Claimed(uuid.uuid4(), collection_id, Kind.RESOLVE_LINKS, {}, "alice")
+        await self.collections.run_resolve_links(job, _no_progress)
+
+    async def targets(self, collection_id: uuid.UUID) -> dict[tuple[str, str], str | None]:
+        """(linking document, href) -> the source key it is bound to, None while unresolved."""
+        rows = await self.pool.fetch(
+            "SELECT d.source_key, l.href, t.source_key AS target FROM md_links l"
+            " JOIN md_documents d ON d.id = l.document_id"
+            " LEFT JOIN md_documents t ON t.id = l.target_document_id"
+            " WHERE l.collection_id = $1",
+            collection_id,
+        )
+        return {(row["source_key"], row["href"]): row["target"] for row in rows}
+
+    async def until_a_statement_waits_on_a_lock(self) -> None:
+        for _ in range(500):
+            if await self.watcher.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()"
+            ):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("no statement came to wait on a lock")
+
+
+async def _no_progress(done: int, total: int) -> None:
+    return None
+
+
+@pytest.fixture
+async def clients(settings: Settings, database: str, embedder: EmbeddingProvider) -> AsyncIterator[Clients]:
+    pool = await open_service_pool(database, settings.database, MIGRATIONS)
+    watcher = await connect(database)
+    try:
+        yield Clients(pool, embedder, watcher)
+    finally:
+        await watcher.close()
+        await pool.close()
+
+
+def pause_after_replacing(
+    monkeypatch: pytest.MonkeyPatch, source_key: str
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """(replaced, go_on): an upload stops inside its transaction once it has replaced
+    `source_key` (its old links deleted, their rows locked), until go_on is set."""
+    replaced, go_on = asyncio.Event(), asyncio.Event()
+    update = documents_module.DocumentStore.update
+
+    async def pausing_update(
+        self: documents_module.DocumentStore, document_id: uuid.UUID, document: Any
+    ) -> None:
+        await update(self, document_id, document)
+        if document.source_key == source_key:
+            replaced.set()
+            await go_on.wait()
+
+    monkeypatch.setattr(documents_module.DocumentStore, "update", pausing_update)
+    return replaced, go_on
+
+
+async def test_replacing_linking_documents_while_their_links_are_bound_aborts_neither(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upload replacing a.md and b.md deletes their links in key order; a bind that ran
+    meanwhile updated the same rows in its own order: PostgreSQL aborted one as a deadlock,
+    and when that was the upload, the caller's whole batch was lost. The bind now waits."""
+    collection_id = await clients.new_collection()
+    # b.md first, so that its link row comes first on disk: the bind takes it before a.md's.
+    await clients.upload(collection_id, ("b.md", b"# B\n\n[c](c.md)\n"))
+    await clients.upload(collection_id, ("a.md", b"# A\n\n[c](c.md)\n"))
+    await clients.upload(collection_id, ("c.md", b"# C\n"))
+    replaced, go_on = pause_after_replacing(monkeypatch, "a.md")
+    upload = asyncio.create_task(
+        clients.collections.upload(
+            collection_id,
+            [Upload("a.md", b"# A v2\n\n[c](c.md)\n"), Upload("b.md", b"# B v2\n\n[c](c.md)\n")],
+            "alice",
+        )
+    )
+    await replaced.wait()
+    resolve = asyncio.create_task(clients.resolve_links(collection_id))
+    await clients.until_a_statement_waits_on_a_lock()
+    go_on.set()
+    (outcomes, _), _ = await asyncio.gather(upload, resolve)
+    assert [outcome.state for outcome in outcomes] == [State.REPLACED, State.REPLACED]
+    await clients.resolve_links(collection_id)  # as the job the upload queued will
+    assert await clients.targets(collection_id) == {("a.md", "c.md"): "c.md", ("b.md", "c.md"): "c.md"}
+
+
+async def test_deleting_a_target_while_links_are_bound_loses_neither(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bind that had found c.md as the target, then wrote after c.md's delete committed,
+    failed on the foreign key: the whole pass was lost. The bind now waits for the delete,
+    and leaves the link visible as unresolved."""
+    collection_id = await clients.new_collection()
+    await clients.upload(collection_id, ("a.md", b"# A\n\n[c](c.md)\n"))
+    (target,) = await clients.upload(collection_id, ("c.md", b"# C\n"))
+    deleted, go_on = asyncio.Event(), asyncio.Event()
+    enqueue = JobStore.enqueue
+
+    async def pausing_enqueue(self: JobStore, *args: Any, **kwargs: Any) -> uuid.UUID:
+        deleted.set()  # the delete's DELETE has run; its transaction is still open
+        await go_on.wait()
+        return await enqueue(self, *args, **kwargs)
+
+    monkeypatch.setattr(JobStore, "enqueue", pausing_enqueue)
+    delete = asyncio.create_task(clients.collections.delete_document(collection_id, target, "alice"))
+    await deleted.wait()
+    resolve = asyncio.create_task(clients.resolve_links(collection_id))
+    await clients.until_a_statement_waits_on_a_lock()
+    go_on.set()
+    await asyncio.gather(delete, resolve)
+    assert await clients.targets(collection_id) == {("a.md", "c.md"): None}
+
+
+async def test_a_re_embed_stopped_half_way_leaves_its_links_to_be_bound(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch, database: str, settings: Settings
+) -> None:
+    """Re-chunking rebuilds each document's links unbound. It bound them again only once every
+    document was rewritten, so a re-embed that stopped between (here the second document's
+    parse fails) left the first one's links unbound for good. Each rewrite now queues the bind."""
+    collection_id = await clients.new_collection()
+    await clients.upload(
+        collection_id, ("a.md", b"# A\n\n[FAQ](faq.md)\n"), ("faq.md", b"# FAQ\n\nsee [a](a.md)\n")
+    )
+    await clients.resolve_links(collection_id)
+    await clients.pool.execute("UPDATE md_chunks SET chunker_max_chars = 1000")  # an older release's
+    await clients.pool.execute("DELETE FROM md_jobs")
+
+    parsed: list[str] = []
+
+    def parse_failing_on_the_second(text: str) -> ParsedDocument:
+        parsed.append(text)
+        if len(parsed) == 2:
+            raise RuntimeError("the worker was stopped")
+        return parse_markdown(text)
+
+    monkeypatch.setattr(service_module, "parse_markdown", parse_failing_on_the_second)
+    re_embed = Claimed(uuid.uuid4(), collection_id, Kind.EMBED, {"all": True}, "alice")
+    with pytest.raises(RuntimeError, match="the worker was stopped"):
+        await clients.collections.run_embed(re_embed, _no_progress)
+    assert list((await clients.targets(collection_id)).values()).count(None) == 1  # rebuilt, not bound yet
+    worker = Worker(clients.pool, database, clients.collections.handlers(), settings.collections)
+    while await worker.run_once():  # the queued bind
+        pass
+    assert await clients.targets(collection_id) == {("a.md", "faq.md"): "faq.md", ("faq.md", "a.md"): "a.md"}
+    assert await clients.pool.fetchval("SELECT count(*) FROM md_jobs WHERE kind = 'resolve_links'") == 1

@@ -20,8 +20,15 @@ async def _init_connection(connection: asyncpg.Connection[Any]) -> None:
 
 
 # What a loop that must outlive a moment without the database (a heartbeat, a job queue, a
-# sweep) catches: no connection, a lost one, or an error PostgreSQL answered.
-DATABASE_ERRORS: tuple[type[Exception], ...] = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+# sweep) catches: no connection, a lost one, or an error PostgreSQL answered. A pooled
+# connection whose backend was cut while idle can also fail in asyncpg's own protocol state
+# ("cannot switch to state ...; another operation is in progress"): InternalClientError.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+)
 
 
 async def create_pool(dsn: str, settings: DatabaseSettings, *, schema: str) -> asyncpg.Pool[Any]:

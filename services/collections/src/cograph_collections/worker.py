@@ -4,6 +4,8 @@ Several workers, on several machines, may run at once: a claim is an UPDATE over
 `SELECT ... FOR UPDATE SKIP LOCKED`, so a job runs once. Jobs never retry by themselves.
 A stopping worker claims nothing more and lets running jobs finish for a while; a job it
 must cut off is recorded as an error at once, saying so, rather than left to the sweep.
+A database outage does not leave a job `running` (its end is recorded once the database is
+back) nor a worker deaf (its LISTEN connection is opened again).
 """
 
 from __future__ import annotations
@@ -51,27 +53,58 @@ class Worker:
         self._handlers = handlers
         self._settings = settings
         self.name = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
-        self._wake = asyncio.Event()
+        self._wakes: list[asyncio.Event] = []  # one per claiming loop
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
         self._sweeper: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection[Any] | None = None
+        self._relistening: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._listener = await asyncpg.connect(self._dsn)
-        await self._listener.add_listener(CHANNEL, lambda *_: self._wake.set())
         self._stopping = False
+        self._wakes = [asyncio.Event() for _ in range(self._settings.worker_concurrency)]
+        await self._listen()
         self._tasks = [
-            asyncio.create_task(self._loop(), name=f"worker-{i}")
-            for i in range(self._settings.worker_concurrency)
+            asyncio.create_task(self._loop(wake), name=f"worker-{i}") for i, wake in enumerate(self._wakes)
         ]
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="worker-sweep")
         log.info("job worker %s started", self.name)
 
+    async def _listen(self) -> None:
+        """LISTEN on a connection of its own (a pooled one drops it when released), opened
+        again whenever it is lost: a database restart or an idle-connection reaper must not
+        leave every job waiting for the poll."""
+        listener = await asyncpg.connect(self._dsn)
+        await listener.add_listener(CHANNEL, lambda *_: self._wake_all())
+        listener.add_termination_listener(lambda _: self._listener_lost())
+        self._listener = listener
+
+    def _listener_lost(self) -> None:
+        if not self._stopping:  # stop() closes it on purpose
+            log.warning("job worker %s lost its LISTEN connection; opening another", self.name)
+            self._relistening = asyncio.create_task(self._listen_again(), name="worker-listen")
+
+    async def _listen_again(self) -> None:
+        delay = 0.1
+        while not self._stopping:
+            try:
+                await self._listen()
+            except DATABASE_ERRORS:
+                log.warning("job worker cannot LISTEN yet; retrying in %gs", delay, exc_info=True)
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, self._settings.heartbeat_seconds)
+                continue
+            self._wake_all()  # jobs queued while nobody listened
+            return
+
+    def _wake_all(self) -> None:
+        for wake in self._wakes:
+            wake.set()
+
     async def stop(self) -> None:
         """Claim nothing more; running jobs get worker_drain_seconds to finish, then are cut off."""
         self._stopping = True
-        self._wake.set()  # idle loops leave at once
+        self._wake_all()  # idle loops leave at once
         loops, self._tasks = self._tasks, []
         if loops:
             drain = self._settings.worker_drain_seconds
@@ -88,22 +121,29 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        if self._relistening is not None:
+            self._relistening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._relistening
+            self._relistening = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
 
-    async def _loop(self) -> None:
+    async def _loop(self, wake: asyncio.Event) -> None:
         while not self._stopping:
+            # Cleared before the claim, not after it: a NOTIFY that arrives while an empty
+            # claim runs (a job committed after its snapshot) finds the event set.
+            wake.clear()
             try:
                 ran = await self.run_once()
             except DATABASE_ERRORS:
                 log.exception("job worker cannot reach the database; retrying")
                 ran = False
             if not ran and not self._stopping:
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     # NOTIFY wakes us at once; the timeout is a safety net for a lost notification.
-                    await asyncio.wait_for(self._wake.wait(), timeout=self._settings.heartbeat_seconds)
+                    await asyncio.wait_for(wake.wait(), timeout=self._settings.heartbeat_seconds)
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -154,11 +194,30 @@ class Worker:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
-        async with self._pool.acquire() as connection:
-            await JobStore(connection).finish(job.id, error, done=progress["done"], total=progress["total"])
+        await self._finish(job.id, error, progress["done"], progress["total"])
         status = "error" if error else "success"
         JOB_DURATION.labels(job.kind.value, status).observe(time.perf_counter() - started)
         log.info("job %s (%s) %s", job.id, job.kind, status)
         if cut_off:
             raise asyncio.CancelledError
         return True
+
+    async def _finish(self, job_id: uuid.UUID, error: str | None, done: int, total: int) -> None:
+        """Record how the job ended, retrying through a database outage for as long as the sweep
+        would wait: a job left `running` holds back every later job of its collection and kind.
+        A stopping worker tries once, so as not to outstay its drain; the sweep ends the rest."""
+        deadline = time.monotonic() + (0.0 if self._stopping else self._settings.stale_after_seconds)
+        delay = 0.1
+        while True:
+            try:
+                async with self._pool.acquire() as connection:
+                    await JobStore(connection).finish(job_id, error, done=done, total=total)
+                return
+            except DATABASE_ERRORS:
+                if time.monotonic() + delay > deadline:
+                    raise
+                log.warning(
+                    "recording the end of job %s failed; retrying in %gs", job_id, delay, exc_info=True
+                )
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, self._settings.heartbeat_seconds)

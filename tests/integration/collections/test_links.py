@@ -227,3 +227,80 @@ async def test_documents_stored_before_the_note_name_index_resolve_wiki_links(da
     finally:
         await connection.close()
     assert target == documents["guides/Setup.md"]
+
+
+async def test_a_folder_link_finds_the_folder_s_index_page_never_a_file_named_like_it(
+    service: Running, collection: pb.Collection
+) -> None:
+    """`api/`, `./` and `..` name folders: they are bound to the folder's index.md (mkdocs,
+    Docusaurus) or README.md (GitHub), and were bound to `api.md` or `sub.md` instead."""
+    uploaded = await service.upload(
+        collection.id,
+        ("docs/sub/a.md", b"# A\n\n[API](api/) [here](./#top) [up](..) [guide](/guide/)\n"),
+        ("docs/sub/api.md", b"# A page named like the folder\n"),
+        ("docs/sub/api/index.md", b"# API\n"),
+        ("docs/sub.md", b"# A page beside the folder\n"),
+        ("docs/sub/README.md", b"# Sub\n"),
+        ("docs.md", b"# Another page beside one\n"),
+        ("guide.md", b"# And another\n"),
+    )
+    await service.wait_for_jobs(collection.id)
+    ids = {result.source_key: result.document_id for result in uploaded.results}
+    assert await links_of(service, collection.id, ids["docs/sub/a.md"]) == {
+        "api/": ids["docs/sub/api/index.md"],
+        "./#top": ids["docs/sub/README.md"],
+        "..": "",  # docs/ has no index page: unresolved, not docs.md
+        "/guide/": "",
+    }
+
+
+async def test_folder_links_stored_by_an_earlier_release_are_bound_again(database: str) -> None:
+    """Migration 0009 gives stored folder links their '/' back and queues the job that moves
+    them from the file named like the folder to the folder's index page."""
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, before(MIGRATIONS, 9))
+        await connection.execute("SET search_path = collections")
+        collection_id = await connection.fetchval(
+            "INSERT INTO md_collections (name, visibility, owner)"
+            " VALUES ('Old', 'public', 'alice') RETURNING id"
+        )
+        documents = {}
+        for key in ("a.md", "api.md", "api/index.md", "notes.md"):
+            documents[key] = await connection.fetchval(
+                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
+                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
+                collection_id,
+                key,
+                wiki_key(key),
+            )
+        for ordinal, (href, link_type, target_key) in enumerate(
+            [
+                ("api/", "relative", "api"),
+                ("notes?x#y", "relative", "notes"),
+                ("api.md", "markdown", "api.md"),
+            ]
+        ):
+            await connection.execute(
+                "INSERT INTO md_links (document_id, collection_id, ordinal, text, href, line, link_type,"
+                " target_key, target_document_id) VALUES ($1, $2, $3, '', $4, 3, $5, $6, $7)",
+                documents["a.md"],
+                collection_id,
+                ordinal,
+                href,
+                link_type,
+                target_key,
+                documents["api.md"] if target_key.startswith("api") else documents["notes.md"],
+            )
+        await apply_migrations(connection, MIGRATIONS)
+        queued = await connection.fetch("SELECT collection_id, kind, status FROM md_jobs")
+        await connection.execute(DOCUMENT_SQL.resolve_links, collection_id)  # as that job does
+        bound = dict(await connection.fetch("SELECT href, target_document_id FROM md_links"))
+    finally:
+        await connection.close()
+    assert [tuple(job) for job in queued] == [(collection_id, "resolve_links", "queued")]
+    assert bound == {
+        "api/": documents["api/index.md"],
+        "notes?x#y": documents["notes.md"],
+        "api.md": documents["api.md"],
+    }

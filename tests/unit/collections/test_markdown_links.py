@@ -91,7 +91,12 @@ def test_validate_source_key_accepts(key: str) -> None:
         ("my%20doc.md?raw=1", "markdown", "a.md", ("my doc.md", None)),
         ("../../../out.md", "markdown", "docs/a.md", (None, None)),
         ("./img/p.png", "relative", "docs/a.md", ("docs/img/p.png", None)),
-        ("/en/guides/", "relative", "docs/a.md", ("en/guides", None)),
+        # A folder keeps its '/': it names the folder's index page, not a file named like it.
+        ("/en/guides/", "relative", "docs/a.md", ("en/guides/", None)),
+        ("./#top", "relative", "docs/sub/a.md", ("docs/sub/", "top")),
+        ("..", "relative", "docs/sub/a.md", ("docs/", None)),
+        ("api/.", "relative", "docs/a.md", ("docs/api/", None)),
+        ("./", "relative", "a.md", (None, None)),  # the root: no document
         ("tel:+123", "relative", "docs/a.md", (None, None)),
         ("//cdn.example/x.js", "relative", "docs/a.md", (None, None)),
         ("?tab=2#top", "relative", "docs/a.md", ("docs/a.md", "top")),

@@ -124,8 +124,10 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
     - absolute: (None, fragment): never inside a collection.
     - anchor: (the linking document's own key, fragment).
     - markdown / relative: the path resolved against the linking document's directory
-      ('/...' against the collection root), URL-decoded, query dropped, trailing '/' dropped;
-      None when it has a URL scheme or climbs above the root.
+      ('/...' against the collection root), URL-decoded, query dropped; None when it has a URL
+      scheme, climbs above the root or is the root. A folder ('api/', './', '..') keeps a
+      trailing '/': resolve_links binds it to the folder's index or README page, never to
+      a document named like the folder.
     - wiki: the note name (the linking note's own for [[#heading]]), URL-decoded and
       normalised, with a .md/.mdx suffix removed:
       Obsidian resolves it by name anywhere in the vault (see wiki_target_matches).
@@ -160,7 +162,8 @@ def _target_key(href: str, link_type: LinkType, from_source_key: str) -> tuple[s
     segments = _resolve_segments(f"{base}/{path}")
     if not segments:
         return None, anchor
-    return "/".join(segments), anchor
+    folder = path.endswith("/") or path.rpartition("/")[2] in (".", "..")
+    return "/".join(segments) + ("/" if folder else ""), anchor
 
 
 def wiki_target_matches(target_key: str, source_key: str) -> bool:

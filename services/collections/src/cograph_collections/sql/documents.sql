@@ -83,8 +83,9 @@ WHERE k.collection_id = $1 AND k.id = $2;
 -- name: resolve_links
 -- Bind each link of the collection to its best document of the same collection:
 -- markdown/relative/anchor links by normalised path (an extensionless path also finds
--- its .md/.mdx), resolved against the linking document first, then as written from the
--- root (written_key); wiki links by note name, the shortest matching path winning. Every
+-- its .md/.mdx; a folder path, ending in '/', its index or README page), resolved against
+-- the linking document first, then as written from the root (written_key); wiki links by
+-- note name, the shortest matching path winning. Every
 -- link is ranked again, so that where it points never depends on the order documents
 -- arrived in. The best document is found once per distinct target (thousands of links may
 -- name one note), each candidate lookup an index probe; only changed bindings are written.
@@ -103,13 +104,13 @@ best AS (
           AND d.wiki_name = split_part(t.target_key, '/', -1)
           AND (d.wiki_key = t.target_key OR right(d.wiki_key, length(t.target_key) + 1) = '/' || t.target_key)
         UNION ALL
-        SELECT d.id, d.normalised_key, false FROM md_documents d
-        WHERE NOT t.wiki AND d.collection_id = $1
-          AND d.normalised_key IN (t.target_key, t.target_key || '.md', t.target_key || '.mdx')
-        UNION ALL
-        SELECT d.id, d.normalised_key, true FROM md_documents d
-        WHERE NOT t.wiki AND t.written_key <> '' AND d.collection_id = $1
-          AND d.normalised_key IN (t.written_key, t.written_key || '.md', t.written_key || '.mdx')
+        SELECT d.id, d.normalised_key, k.fallback
+        FROM (VALUES (t.target_key, false), (nullif(t.written_key, ''), true)) AS k (key, fallback)
+        JOIN md_documents d ON d.collection_id = $1 AND d.normalised_key = ANY (
+            CASE WHEN right(k.key, 1) = '/'
+                 THEN ARRAY[k.key || 'index.md', k.key || 'index.mdx', k.key || 'README.md', k.key || 'readme.md']
+                 ELSE ARRAY[k.key, k.key || '.md', k.key || '.mdx'] END)
+        WHERE NOT t.wiki AND k.key IS NOT NULL
     ) d
     ORDER BY t.wiki, t.target_key, t.written_key, d.fallback, length(d.normalised_key), d.normalised_key
 )

@@ -13,6 +13,7 @@ from cograph_collections.app import MIGRATIONS
 from cograph_collections.documents import SQL as DOCUMENT_SQL
 from cograph_collections.documents import wiki_key
 from cograph_collections.markdown import ParsedDocument, parse_markdown
+from cograph_collections.markdown.links import link_target_key
 from cograph_db import apply_migrations, connect
 from support.collections import Running
 from support.migrations import before
@@ -233,16 +234,19 @@ async def test_a_folder_link_finds_the_folder_s_index_page_never_a_file_named_li
     service: Running, collection: pb.Collection
 ) -> None:
     """`api/`, `./` and `..` name folders: they are bound to the folder's index.md (mkdocs,
-    Docusaurus) or README.md (GitHub), and were bound to `api.md` or `sub.md` instead."""
+    Docusaurus) or README.md (GitHub), and were bound to `api.md` or `sub.md` instead. A
+    folder with both takes its index page, whatever the database's collation."""
     uploaded = await service.upload(
         collection.id,
-        ("docs/sub/a.md", b"# A\n\n[API](api/) [here](./#top) [up](..) [guide](/guide/)\n"),
+        ("docs/sub/a.md", b"# A\n\n[API](api/) [here](./#top) [up](..) [guide](/guide/) [both](both/)\n"),
         ("docs/sub/api.md", b"# A page named like the folder\n"),
         ("docs/sub/api/index.md", b"# API\n"),
         ("docs/sub.md", b"# A page beside the folder\n"),
         ("docs/sub/README.md", b"# Sub\n"),
         ("docs.md", b"# Another page beside one\n"),
         ("guide.md", b"# And another\n"),
+        ("docs/sub/both/README.md", b"# Read me\n"),
+        ("docs/sub/both/index.mdx", b"# Index\n"),
     )
     await service.wait_for_jobs(collection.id)
     ids = {result.source_key: result.document_id for result in uploaded.results}
@@ -251,12 +255,14 @@ async def test_a_folder_link_finds_the_folder_s_index_page_never_a_file_named_li
         "./#top": ids["docs/sub/README.md"],
         "..": "",  # docs/ has no index page: unresolved, not docs.md
         "/guide/": "",
+        "both/": ids["docs/sub/both/index.mdx"],
     }
 
 
 async def test_folder_links_stored_by_an_earlier_release_are_bound_again(database: str) -> None:
-    """Migration 0009 gives stored folder links their '/' back and queues the job that moves
-    them from the file named like the folder to the folder's index page."""
+    """Migration 0009 gives stored folder links their '/' back (however the href wrote the
+    folder), unbinds them from the file named like the folder and queues the job that binds
+    them to the folder's index page: a folder without one leaves its links unresolved."""
     connection = await connect(database)
     try:
         await apply_migrations(connection, before(MIGRATIONS, 9))
@@ -266,7 +272,7 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
             " VALUES ('Old', 'public', 'alice') RETURNING id"
         )
         documents = {}
-        for key in ("a.md", "api.md", "api/index.md", "notes.md"):
+        for key in ("a.md", "api.md", "api/index.md", "notes.md", "sub.md"):
             documents[key] = await connection.fetchval(
                 "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
                 " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
@@ -274,11 +280,14 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
                 key,
                 wiki_key(key),
             )
-        for ordinal, (href, link_type, target_key) in enumerate(
+        for ordinal, (href, link_type, target_key, bound_by_earlier_release) in enumerate(
             [
-                ("api/", "relative", "api"),
-                ("notes?x#y", "relative", "notes"),
-                ("api.md", "markdown", "api.md"),
+                ("api/", "relative", "api", "api.md"),
+                ("api%2f#top", "relative", "api", "api.md"),
+                ("sub\\", "relative", "sub", "sub.md"),
+                ("sub/%2E", "relative", "sub", "sub.md"),
+                ("notes?x#y", "relative", "notes", "notes.md"),
+                ("api.md", "markdown", "api.md", "api.md"),
             ]
         ):
             await connection.execute(
@@ -290,17 +299,25 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
                 href,
                 link_type,
                 target_key,
-                documents["api.md"] if target_key.startswith("api") else documents["notes.md"],
+                documents[bound_by_earlier_release],
             )
         await apply_migrations(connection, MIGRATIONS)
         queued = await connection.fetch("SELECT collection_id, kind, status FROM md_jobs")
         await connection.execute(DOCUMENT_SQL.resolve_links, collection_id)  # as that job does
         bound = dict(await connection.fetch("SELECT href, target_document_id FROM md_links"))
+        migrated = await connection.fetch("SELECT href, link_type, target_key FROM md_links")
     finally:
         await connection.close()
     assert [tuple(job) for job in queued] == [(collection_id, "resolve_links", "queued")]
+    # The migrated keys are those a fresh upload of a.md would store.
+    assert {row["href"]: row["target_key"] for row in migrated} == {
+        row["href"]: link_target_key(row["href"], row["link_type"], "a.md")[0] for row in migrated
+    }
     assert bound == {
         "api/": documents["api/index.md"],
+        "api%2f#top": documents["api/index.md"],
+        "sub\\": None,  # sub/ has no index page
+        "sub/%2E": None,
         "notes?x#y": documents["notes.md"],
         "api.md": documents["api.md"],
     }

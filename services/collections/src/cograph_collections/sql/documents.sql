@@ -99,20 +99,24 @@ best AS (
            d.id AS document_id
     FROM targets t
     CROSS JOIN LATERAL (
-        SELECT d.id, d.normalised_key, false AS fallback FROM md_documents d
+        SELECT d.id, d.normalised_key, false AS fallback, 1::bigint AS preference FROM md_documents d
         WHERE t.wiki AND d.collection_id = $1
           AND d.wiki_name = split_part(t.target_key, '/', -1)
           AND (d.wiki_key = t.target_key OR right(d.wiki_key, length(t.target_key) + 1) = '/' || t.target_key)
         UNION ALL
-        SELECT d.id, d.normalised_key, k.fallback
+        SELECT d.id, d.normalised_key, k.fallback, c.preference
         FROM (VALUES (t.target_key, false), (nullif(t.written_key, ''), true)) AS k (key, fallback)
-        JOIN md_documents d ON d.collection_id = $1 AND d.normalised_key = ANY (
+        CROSS JOIN LATERAL unnest(
             CASE WHEN right(k.key, 1) = '/'
                  THEN ARRAY[k.key || 'index.md', k.key || 'index.mdx', k.key || 'README.md', k.key || 'readme.md']
-                 ELSE ARRAY[k.key, k.key || '.md', k.key || '.mdx'] END)
+                 ELSE ARRAY[k.key, k.key || '.md', k.key || '.mdx'] END
+        ) WITH ORDINALITY AS c (key, preference)
+        JOIN md_documents d ON d.collection_id = $1 AND d.normalised_key = c.key
         WHERE NOT t.wiki AND k.key IS NOT NULL
     ) d
-    ORDER BY t.wiki, t.target_key, t.written_key, d.fallback, length(d.normalised_key), d.normalised_key
+    -- Candidates in the order listed; equal wiki matches by byte order, whatever the collation.
+    ORDER BY t.wiki, t.target_key, t.written_key, d.fallback, d.preference, length(d.normalised_key),
+             d.normalised_key COLLATE "C"
 )
 UPDATE md_links l SET target_document_id = b.document_id
 FROM best b

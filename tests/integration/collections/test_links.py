@@ -117,8 +117,7 @@ async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
     service: Running, collection: pb.Collection, database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A re-embed rebuilds the chunks of documents chunked with other parameters (parsing them
-    off the event loop, which heartbeats and requests share); their links are rebuilt with them
-    and must come back bound, not unresolved."""
+    off the event loop, which heartbeats and requests share); their links stay bound."""
     parsed_on: list[bool] = []
 
     def parse_and_note_the_thread(text: str) -> ParsedDocument:

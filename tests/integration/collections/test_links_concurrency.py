@@ -19,7 +19,6 @@ from cograph_collections.ingest import State, Upload
 from cograph_collections.jobs import Claimed, JobStore, Kind
 from cograph_collections.markdown import ParsedDocument, parse_markdown
 from cograph_collections.service import Collections
-from cograph_collections.worker import Worker
 from cograph_db import connect, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_settings import Settings
@@ -167,12 +166,13 @@ async def test_deleting_a_target_while_links_are_bound_loses_neither(
     assert await clients.targets(collection_id) == {("a.md", "c.md"): None}
 
 
-async def test_a_re_embed_stopped_half_way_leaves_its_links_to_be_bound(
-    clients: Clients, monkeypatch: pytest.MonkeyPatch, database: str, settings: Settings
+async def test_a_re_embed_stopped_half_way_leaves_every_link_bound(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Re-chunking rebuilds each document's links unbound. It bound them again only once every
-    document was rewritten, so a re-embed that stopped between (here the second document's
-    parse fails) left the first one's links unbound for good. Each rewrite now queues the bind."""
+    """Re-chunking rebuilt each document's links unbound and bound them again only once every
+    document was rewritten: a re-embed that stopped between (here the second document's parse
+    fails) left the first one's links unbound for good, and one that ran left them unbound while
+    it embedded. The text is unchanged, so are its links: only the chunks are rebuilt."""
     collection_id = await clients.new_collection()
     await clients.upload(
         collection_id, ("a.md", b"# A\n\n[FAQ](faq.md)\n"), ("faq.md", b"# FAQ\n\nsee [a](a.md)\n")
@@ -180,6 +180,7 @@ async def test_a_re_embed_stopped_half_way_leaves_its_links_to_be_bound(
     await clients.resolve_links(collection_id)
     await clients.pool.execute("UPDATE md_chunks SET chunker_max_chars = 1000")  # an older release's
     await clients.pool.execute("DELETE FROM md_jobs")
+    bound = {("a.md", "faq.md"): "faq.md", ("faq.md", "a.md"): "a.md"}
 
     parsed: list[str] = []
 
@@ -193,9 +194,13 @@ async def test_a_re_embed_stopped_half_way_leaves_its_links_to_be_bound(
     re_embed = Claimed(uuid.uuid4(), collection_id, Kind.EMBED, {"all": True}, "alice")
     with pytest.raises(RuntimeError, match="the worker was stopped"):
         await clients.collections.run_embed(re_embed, _no_progress)
-    assert list((await clients.targets(collection_id)).values()).count(None) == 1  # rebuilt, not bound yet
-    worker = Worker(clients.pool, database, clients.collections.handlers(), settings.collections)
-    while await worker.run_once():  # the queued bind
-        pass
-    assert await clients.targets(collection_id) == {("a.md", "faq.md"): "faq.md", ("faq.md", "a.md"): "a.md"}
-    assert await clients.pool.fetchval("SELECT count(*) FROM md_jobs WHERE kind = 'resolve_links'") == 1
+    outdated = "SELECT count(DISTINCT document_id) FROM md_chunks WHERE chunker_max_chars = 1000"
+    assert await clients.pool.fetchval(outdated) == 1  # the first document was re-chunked
+    assert await clients.targets(collection_id) == bound
+
+    monkeypatch.setattr(service_module, "parse_markdown", parse_markdown)
+    await clients.collections.run_embed(re_embed, _no_progress)
+    assert await clients.pool.fetchval(outdated) == 0
+    assert await clients.targets(collection_id) == bound
+    # Nothing to bind again: a re-embed queues no full pass over the collection's links.
+    assert await clients.pool.fetchval("SELECT count(*) FROM md_jobs") == 0

@@ -196,6 +196,22 @@ class DocumentStore:
         self, collection_id: uuid.UUID, documents: list[tuple[uuid.UUID, PreparedDocument]]
     ) -> None:
         """Chunks and links of many documents, one COPY each, so the term statistics are updated once."""
+        await self._write_chunks(
+            collection_id, [(document_id, document.chunks) for document_id, document in documents]
+        )
+        await self._write_links(collection_id, documents)
+
+    async def rechunk(
+        self, collection_id: uuid.UUID, document_id: uuid.UUID, chunks: Sequence[ChunkDraft]
+    ) -> None:
+        """New chunks for a document whose text is unchanged (chunked with other parameters):
+        its links are the same links, and keep the documents they are bound to."""
+        await self._db.execute(SQL.delete_chunks, document_id)
+        await self._write_chunks(collection_id, [(document_id, chunks)])
+
+    async def _write_chunks(
+        self, collection_id: uuid.UUID, documents: list[tuple[uuid.UUID, Sequence[ChunkDraft]]]
+    ) -> None:
         chunks = [
             (
                 document_id,
@@ -211,11 +227,15 @@ class DocumentStore:
                 chunk.params.min_chars,
                 chunk.params.max_chunks,
             )
-            for document_id, document in documents
-            for chunk in document.chunks
+            for document_id, document_chunks in documents
+            for chunk in document_chunks
         ]
         if chunks:
             await self._db.copy_records_to_table("md_chunks", records=chunks, columns=CHUNK_COLUMNS)
+
+    async def _write_links(
+        self, collection_id: uuid.UUID, documents: list[tuple[uuid.UUID, PreparedDocument]]
+    ) -> None:
         links = []
         for document_id, document in documents:
             for ordinal, link in enumerate(document.parsed.links):

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
 import msgspec
 
 from cograph_collections.documents import SQL as DOCUMENT_SQL
-from cograph_collections.documents import DocumentStore, PreparedDocument
+from cograph_collections.documents import DocumentStore
 from cograph_collections.embedding import ChunkEmbedder, Progress
 from cograph_collections.ingest import Failure, Ingestor, Outcome, Reason, Upload
 from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
-from cograph_collections.markdown import parse_markdown
+from cograph_collections.markdown import ChunkDraft, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import FailedPrecondition, NotFound
@@ -148,7 +149,7 @@ class Collections:
     async def run_embed(self, job: Claimed, progress: Progress) -> None:
         everything = bool(job.payload.get("all"))
         if everything:
-            await self._rechunk_outdated(job.collection_id, job.requested_by)
+            await self._rechunk_outdated(job.collection_id)
         await self._chunk_embedder.embed_collection(
             job.collection_id, everything=everything, progress=progress
         )
@@ -161,21 +162,13 @@ class Collections:
             await store.resolve_links(job.collection_id)
         await progress(1, 1)
 
-    def _prepare(self, row: asyncpg.Record) -> PreparedDocument:
-        parsed = parse_markdown(row["content"])
-        return PreparedDocument(
-            row["source_key"],
-            row["content"],
-            row["content_hash"],
-            row["size_bytes"],
-            parsed,
-            self._chunker.chunk(parsed),
-        )
+    def _chunks(self, content: str) -> Sequence[ChunkDraft]:
+        return self._chunker.chunk(parse_markdown(content))
 
-    async def _rechunk_outdated(self, collection_id: uuid.UUID, requested_by: str) -> None:
-        """Rebuild the chunks (and with them the links) of documents chunked with other
-        parameters. Each rewrite queues the job that binds its links again, as an upload
-        does: a re-embed stopped half-way must not leave the links it rebuilt unbound."""
+    async def _rechunk_outdated(self, collection_id: uuid.UUID) -> None:
+        """Rebuild the chunks of documents chunked with other parameters. Their text is
+        unchanged, so their links are too: they keep their bindings, and a re-embed stopped
+        half-way leaves none unbound."""
         params = self._chunker.params
         async with self._pool.acquire() as connection:
             rows = await connection.fetch(
@@ -187,7 +180,7 @@ class Collections:
             )
         for row in rows:
             # Parsing is CPU work: off the event loop, where heartbeats and requests run.
-            prepared = await asyncio.to_thread(self._prepare, row)
+            chunks = await asyncio.to_thread(self._chunks, row["content"])
             async with self._pool.acquire() as connection, connection.transaction():
                 store = DocumentStore(connection)
                 await store.lock_collection(collection_id)
@@ -195,11 +188,7 @@ class Collections:
                 # its own text with today's parameters, and must not be undone from the old copy.
                 if await store.lock(collection_id, row["source_key"]) != (row["id"], row["content_hash"]):
                     continue
-                await store.update(row["id"], prepared)
-                await store.write_parts(collection_id, [(row["id"], prepared)])
-                await JobStore(connection).enqueue(
-                    collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by
-                )
+                await store.rechunk(collection_id, row["id"], chunks)
 
     def handlers(self) -> dict[Kind, Any]:
         return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}

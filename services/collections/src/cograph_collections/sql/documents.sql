@@ -153,7 +153,7 @@ SELECT count(*) AS total,
 FROM md_chunks WHERE collection_id = $1;
 
 -- name: select_outdated_documents
-SELECT DISTINCT d.id, d.source_key, d.content, d.content_hash, d.size_bytes
+SELECT DISTINCT d.id, d.source_key, d.content, d.content_hash
 FROM md_documents d JOIN md_chunks k ON k.document_id = d.id
 WHERE d.collection_id = $1
   AND (k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks) <> ($2, $3, $4);

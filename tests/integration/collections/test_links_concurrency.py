@@ -64,15 +64,18 @@ class Clients:
         )
         return {(row["source_key"], row["href"]): row["target"] for row in rows}
 
-    async def until_a_statement_waits_on_a_lock(self) -> None:
+    async def until_a_statement_waits_on_a_lock(self, statements: int = 1) -> None:
         for _ in range(500):
-            if await self.watcher.fetchval(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()"
+            if (
+                await self.watcher.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                >= statements
             ):
                 return
             await asyncio.sleep(0.01)
-        raise AssertionError("no statement came to wait on a lock")
+        raise AssertionError(f"fewer than {statements} statements came to wait on a lock")
 
 
 async def _no_progress(done: int, total: int) -> None:
@@ -164,6 +167,44 @@ async def test_deleting_a_target_while_links_are_bound_loses_neither(
     go_on.set()
     await asyncio.gather(delete, resolve)
     assert await clients.targets(collection_id) == {("a.md", "c.md"): None}
+
+
+@pytest.mark.parametrize("alone", ["delete", "bind"])
+async def test_uploads_arriving_after_a_delete_or_a_bind_wait_for_it(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch, alone: str
+) -> None:
+    """A delete or a bind waits for the uploads writing into the collection, and uploads that
+    arrive after it wait for it in turn. Writers shared a row lock, which PostgreSQL may grant
+    a sharer ahead of a waiting exclusive request: while uploads overlapped, the delete or bind
+    could wait without end."""
+    collection_id = await clients.new_collection()
+    ids = await clients.upload(
+        collection_id, ("a.md", b"# A\n"), ("b.md", b"# B\n\n[c](c.md)\n"), ("c.md", b"# C\n")
+    )
+    replaced, go_on = pause_after_replacing(monkeypatch, "a.md")
+    first = asyncio.create_task(clients.upload(collection_id, ("a.md", b"# A v2\n")))
+    await replaced.wait()
+    operation = asyncio.create_task(
+        clients.collections.delete_document(collection_id, ids[2], "alice")
+        if alone == "delete"
+        else clients.resolve_links(collection_id)
+    )
+    await clients.until_a_statement_waits_on_a_lock()
+    later = asyncio.create_task(
+        clients.collections.upload(
+            collection_id, [Upload("b.md", b"# B v2\n\n[c](c.md)\n"), Upload("c.md", b"# C v2\n")], "alice"
+        )
+    )
+    await clients.until_a_statement_waits_on_a_lock(statements=2)  # the later upload queues too
+    go_on.set()
+    _, _, (outcomes, _) = await asyncio.gather(first, operation, later)
+    # The later upload ran last: it created c.md again after the delete, and rebuilt b.md's
+    # link after the bind (its own queued bind has not run).
+    assert [outcome.state for outcome in outcomes] == [
+        State.REPLACED,
+        State.CREATED if alone == "delete" else State.REPLACED,
+    ]
+    assert await clients.targets(collection_id) == {("b.md", "c.md"): None}
 
 
 async def test_a_re_embed_stopped_half_way_leaves_every_link_bound(

@@ -140,7 +140,8 @@ class DocumentStore:
         Writers of documents share the lock: each touches only its own documents' rows, taken
         in key order. Binding links and deleting a document hold it `alone`: they touch links
         of every document, so beside a writer that deletes its own they would deadlock, and a
-        bind could name a document deleted after it looked."""
+        bind could name a document deleted after it looked. Requests are served in turn: a
+        stream of uploads cannot hold a bind or a delete back."""
         query = SQL.lock_collection_alone if alone else SQL.lock_collection
         if not await self._db.fetchval(query, collection_id):
             raise NotFound(f"collection {collection_id} does not exist")

@@ -23,6 +23,7 @@ from cograph_settings import CollectionsSettings, Settings
 Report = Callable[[int, int], Awaitable[None]]
 # The poll that stands in for a lost NOTIFY: long, so a job claimed sooner was woken.
 POLL_SECONDS = 5.0
+LISTENERS = "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()"
 
 
 class Queue:
@@ -47,6 +48,19 @@ class Queue:
                 return job
             await asyncio.sleep(0.05)
         raise AssertionError(f"job {job_id} is still {job['status']} after {within:g} s")
+
+    async def listener(self) -> int:
+        """The process id of the worker's LISTEN connection."""
+        pid: int | None = await self.watcher.fetchval(LISTENERS)
+        assert pid is not None, "no connection listens"
+        return pid
+
+    async def until_another_listener_than(self, pid: int) -> None:
+        for _ in range(100):
+            if await self.watcher.fetchval(LISTENERS + " AND pid <> $1", pid):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("no other connection came to listen")
 
 
 @pytest.fixture
@@ -126,16 +140,9 @@ async def test_a_worker_that_lost_its_listen_connection_is_still_woken(
     await worker.start()
     try:
         await queue.until_ended(await queue.enqueue(), within=POLL_SECONDS / 2)
-        listener = await queue.watcher.fetchval(
-            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()"
-        )
+        listener = await queue.listener()
         assert await queue.watcher.fetchval("SELECT pg_terminate_backend($1)", listener)
-        for _ in range(100):  # until another connection listens
-            if await queue.watcher.fetchval(
-                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> $1", listener
-            ):
-                break
-            await asyncio.sleep(0.05)
+        await queue.until_another_listener_than(listener)
         enqueued = time.monotonic()
         await queue.until_ended(await queue.enqueue(), within=POLL_SECONDS / 2)
     finally:
@@ -175,3 +182,71 @@ async def test_a_notify_that_comes_while_an_empty_claim_runs_is_not_lost(
         await asyncio.wait_for(ran.wait(), timeout=POLL_SECONDS / 2)
     finally:
         await worker.stop()
+
+
+async def test_a_stop_while_the_end_of_a_job_is_retried_does_not_wait_out_the_drain(
+    queue: Queue, settings: Settings, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a job's end is retried through an outage, but not past a stop: the retries
+    went on until the drain ran out, and stop() waited for all of it."""
+    ended = asyncio.Event()
+
+    async def fail(job: Claimed, report: Report) -> None:
+        ended.set()
+        raise RuntimeError("the job's work failed")
+
+    async def finish_in_an_outage(self: JobStore, *args: Any, **kwargs: Any) -> None:
+        raise ConnectionRefusedError("the database is down")
+
+    drain = 3 * POLL_SECONDS
+    quick = msgspec.structs.replace(worker_settings(settings), worker_drain_seconds=drain)
+    worker = Worker(queue.pool, database, {Kind.RESOLVE_LINKS: fail}, quick)
+    job_id = await queue.enqueue()
+    monkeypatch.setattr(JobStore, "finish", finish_in_an_outage)
+    await worker.start()
+    try:
+        await asyncio.wait_for(ended.wait(), timeout=POLL_SECONDS)
+        await asyncio.sleep(0.5)  # retrying the end now
+    finally:
+        started = time.monotonic()
+        await worker.stop()
+        took = time.monotonic() - started
+    assert took < POLL_SECONDS, f"stop() took {took:.1f} s of its {drain:g} s drain"
+    # Not ended: the sweep will say the worker was lost.
+    assert (
+        await queue.watcher.fetchval("SELECT status FROM collections.md_jobs WHERE id = $1", job_id)
+        == "running"
+    )
+
+
+async def test_a_connection_that_fails_to_listen_is_closed_and_another_opened(
+    queue: Queue, settings: Settings, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the LISTEN connection again can fail half-way (connected, LISTEN refused): that
+    connection stayed open, one more for each failed try, for as long as the worker ran."""
+    worker = Worker(queue.pool, database, {}, worker_settings(settings))
+    await worker.start()
+    opened: list[asyncpg.Connection] = []
+    connect_ = asyncpg.connect
+    add_listener = asyncpg.Connection.add_listener
+
+    async def noted_connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
+        connection = await connect_(*args, **kwargs)
+        opened.append(connection)
+        return connection
+
+    async def refused_once(self: asyncpg.Connection, *args: Any) -> None:
+        if len(opened) == 1:
+            raise asyncpg.InterfaceError("LISTEN refused")
+        await add_listener(self, *args)
+
+    monkeypatch.setattr(asyncpg, "connect", noted_connect)
+    monkeypatch.setattr(asyncpg.Connection, "add_listener", refused_once)
+    try:
+        listener = await queue.listener()
+        assert await queue.watcher.fetchval("SELECT pg_terminate_backend($1)", listener)
+        await queue.until_another_listener_than(listener)
+    finally:
+        await worker.stop()
+    assert len(opened) == 2
+    assert opened[0].is_closed()

@@ -54,14 +54,14 @@ class Worker:
         self._settings = settings
         self.name = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
         self._wakes: list[asyncio.Event] = []  # one per claiming loop
-        self._stopping = False
+        self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._sweeper: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection[Any] | None = None
         self._relistening: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._stopping = False
+        self._stopping.clear()
         self._wakes = [asyncio.Event() for _ in range(self._settings.worker_concurrency)]
         await self._listen()
         self._tasks = [
@@ -75,21 +75,25 @@ class Worker:
         again whenever it is lost: a database restart or an idle-connection reaper must not
         leave every job waiting for the poll."""
         listener = await asyncpg.connect(self._dsn)
-        await listener.add_listener(CHANNEL, lambda *_: self._wake_all())
+        try:
+            await listener.add_listener(CHANNEL, lambda *_: self._wake_all())
+        except BaseException:  # cancelled too: a connection that does not listen is not kept
+            listener.terminate()
+            raise
         listener.add_termination_listener(lambda _: self._listener_lost())
         self._listener = listener
 
     def _listener_lost(self) -> None:
-        if not self._stopping:  # stop() closes it on purpose
+        if not self._stopping.is_set():  # stop() closes it on purpose
             log.warning("job worker %s lost its LISTEN connection; opening another", self.name)
             self._relistening = asyncio.create_task(self._listen_again(), name="worker-listen")
 
     async def _listen_again(self) -> None:
         delay = 0.1
-        while not self._stopping:
+        while not self._stopping.is_set():
             try:
                 await self._listen()
-            except DATABASE_ERRORS:
+            except Exception:  # whatever it is, a worker that stops listening waits for the poll
                 log.warning("job worker cannot LISTEN yet; retrying in %gs", delay, exc_info=True)
                 await asyncio.sleep(delay)
                 delay = min(2 * delay, self._settings.heartbeat_seconds)
@@ -103,7 +107,7 @@ class Worker:
 
     async def stop(self) -> None:
         """Claim nothing more; running jobs get worker_drain_seconds to finish, then are cut off."""
-        self._stopping = True
+        self._stopping.set()
         self._wake_all()  # idle loops leave at once
         loops, self._tasks = self._tasks, []
         if loops:
@@ -131,7 +135,7 @@ class Worker:
             self._listener = None
 
     async def _loop(self, wake: asyncio.Event) -> None:
-        while not self._stopping:
+        while not self._stopping.is_set():
             # Cleared before the claim, not after it: a NOTIFY that arrives while an empty
             # claim runs (a job committed after its snapshot) finds the event set.
             wake.clear()
@@ -140,7 +144,7 @@ class Worker:
             except DATABASE_ERRORS:
                 log.exception("job worker cannot reach the database; retrying")
                 ran = False
-            if not ran and not self._stopping:
+            if not ran and not self._stopping.is_set():
                 with contextlib.suppress(TimeoutError):
                     # NOTIFY wakes us at once; the timeout is a safety net for a lost notification.
                     await asyncio.wait_for(wake.wait(), timeout=self._settings.heartbeat_seconds)
@@ -205,8 +209,8 @@ class Worker:
     async def _finish(self, job_id: uuid.UUID, error: str | None, done: int, total: int) -> None:
         """Record how the job ended, retrying through a database outage for as long as the sweep
         would wait: a job left `running` holds back every later job of its collection and kind.
-        A stopping worker tries once, so as not to outstay its drain; the sweep ends the rest."""
-        deadline = time.monotonic() + (0.0 if self._stopping else self._settings.stale_after_seconds)
+        A stopping worker tries once more, so as not to outstay its drain; the sweep ends the rest."""
+        deadline = time.monotonic() + self._settings.stale_after_seconds
         delay = 0.1
         while True:
             try:
@@ -214,10 +218,11 @@ class Worker:
                     await JobStore(connection).finish(job_id, error, done=done, total=total)
                 return
             except DATABASE_ERRORS:
-                if time.monotonic() + delay > deadline:
+                if self._stopping.is_set() or time.monotonic() + delay > deadline:
                     raise
                 log.warning(
                     "recording the end of job %s failed; retrying in %gs", job_id, delay, exc_info=True
                 )
-                await asyncio.sleep(delay)
+                with contextlib.suppress(TimeoutError):  # a stop cuts the wait short
+                    await asyncio.wait_for(self._stopping.wait(), timeout=delay)
                 delay = min(2 * delay, self._settings.heartbeat_seconds)

@@ -350,7 +350,16 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
     crowded = await gateway.post(
         f"{base}/documents", content=file_part + crowd + b"--B--\r\n", headers=multipart
     )
-    assert "too many parts" in is_problem(crowded, 400)["detail"]
+    assert "1,000 parts" in is_problem(crowded, 400)["detail"]
+    headers = b"".join(b"X-Note-%d: x\r\n" % n for n in range(9))
+    over_headed = await gateway.post(
+        f"{base}/documents",
+        content=b'--B\r\nContent-Disposition: form-data; name="file"; filename="x.md"\r\n'
+        + headers
+        + b"\r\n# X\r\n--B--\r\n",
+        headers=multipart,
+    )
+    assert "8 headers to a part" in is_problem(over_headed, 400)["detail"]
     nameless = await gateway.post(f"{base}/documents", files={"file": (None, b"# X\n")}, headers=alice)
     assert "`source_key` field" in is_problem(nameless, 400)["detail"]
     assert (await gateway.get(f"{base}/documents", headers=alice)).json()["items"] == []

@@ -109,8 +109,9 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
             if error.detail == "Request Entity Too Large":  # Litestar's words for its parser's limits
                 raise Problem(
                     400,
-                    "the multipart body has too many parts, or too large a part header: a document is"
-                    " one `file` part, with an optional `source_key` field",
+                    "the multipart body is over the parser's limits (1,000 parts, 8 headers to a part,"
+                    " 4 KB to a header line): a document is one `file` part, with an optional"
+                    " `source_key` field",
                 ) from None
             raise Problem(400, f"the multipart body cannot be read: {error.detail}") from None
         except (UnicodeError, LookupError):  # a part without a filename is decoded as text (any codec named)

@@ -260,6 +260,35 @@ async def test_a_group_grant_gives_read_access_until_removed(gateway: httpx.Asyn
     assert (await gateway.get("/api/md-collections", headers=bob)).json()["items"] == []
 
 
+async def test_a_problem_does_not_repeat_a_long_bad_value_whole(
+    gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    """An id, a path, a repository name or an enum value of kilobytes came back whole in the
+    detail (and again in `errors`): the answer quotes the start of it, and still says what is wrong."""
+    alice = auth["alice"]
+    long = "x" * 6000
+    collection = await create_collection(gateway, alice, "Long values")
+    answers = {
+        "is not a collection id": await gateway.get(f"/api/md-collections/{long}", headers=alice),
+        "is not a document id": await gateway.get(
+            f"/api/md-collections/{collection['id']}/documents/{long}", headers=alice
+        ),
+        "is not a file path": await gateway.get(
+            f"/api/repos/example.com/a/b/files/..%2F{long}", headers=alice
+        ),
+        "does not exist": await gateway.get(f"/api/repos/example.com/{long}/b", headers=alice),
+        "visibility": await gateway.post(
+            "/api/md-collections", json={"name": "n", "visibility": long}, headers=alice
+        ),
+    }
+    for says, answer in answers.items():
+        status = 404 if says == "does not exist" else 400
+        body = is_problem(answer, status)
+        assert says in body["detail"]
+        assert "xxxx…" in body["detail"], body["detail"]  # the start of the value, cut short
+        assert len(answer.text) < 1000, answer.text[:200]
+
+
 async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClient, auth: Auth) -> None:
     alice = auth["alice"]
     collection = await create_collection(gateway, alice)

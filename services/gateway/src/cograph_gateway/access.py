@@ -15,7 +15,7 @@ from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph_gateway.backends import Backends
 from cograph_gateway.convert import access_from_pb, repository_access_from_pb
-from cograph_gateway.errors import Problem, naming_the_service
+from cograph_gateway.errors import Problem, naming_the_service, shown
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import (
     CollectionAccess,
@@ -35,7 +35,7 @@ def parse_id(value: str, what: str) -> str:
     try:
         return str(uuid.UUID(value))
     except ValueError:
-        raise Problem(400, f"{value!r} is not a {what} id: {what} ids are UUIDs") from None
+        raise Problem(400, f"{shown(value)} is not a {what} id: {what} ids are UUIDs") from None
 
 
 def _sign_in(operation: Operation) -> str:
@@ -176,7 +176,8 @@ class Access:
         parts = slug.strip().strip("/").split("/")
         if len(parts) != 3 or not all(parts):
             raise Problem(
-                400, f"{slug!r} is not a repository: name it as host/owner/name, e.g. github.com/acme/api"
+                400,
+                f"{shown(slug)} is not a repository: name it as host/owner/name, e.g. github.com/acme/api",
             )
         return await self.repository(principal, operation, *parts)
 
@@ -195,4 +196,4 @@ def _the_repository(
 
 
 def repository_not_found(host: str, owner: str, name: str) -> Problem:
-    return Problem(404, f"repository {host}/{owner}/{name} does not exist")
+    return Problem(404, f"repository {shown(f'{host}/{owner}/{name}')} does not exist")

@@ -57,6 +57,21 @@ TITLES = {
 }
 
 
+# How much of a value a message repeats: an id, a path or a name may be kilobytes long.
+_SHOWN_CHARS = 100
+# How much of a validator's message an answer repeats (msgspec quotes the bad value in it).
+_MESSAGE_CHARS = 300
+
+
+def shown(value: str) -> str:
+    """A value an error message repeats: quoted, cut short when long."""
+    return repr(value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "…")
+
+
+def _cut(message: str) -> str:
+    return message if len(message) <= _MESSAGE_CHARS else message[:_MESSAGE_CHARS] + "…"
+
+
 class Problem(Exception):
     """An error the gateway itself decides (policy, validation); `extra` adds members to the body."""
 
@@ -127,9 +142,14 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         return problem(400, "the request body is empty: send a JSON object")
     extra: dict[str, Any] = {}
     if exc.status_code == 400 and isinstance(exc.extra, list | dict) and exc.extra:
-        extra["errors"] = exc.extra
+        errors = [
+            {**error, "message": _cut(str(error["message"]))}
+            if isinstance(error, dict) and "message" in error
+            else error
+            for error in (exc.extra if isinstance(exc.extra, list) else [exc.extra])
+        ]
+        extra["errors"] = errors if isinstance(exc.extra, list) else errors[0]
         # "Validation failed for POST /path" alone names no field: say which, and what is wrong.
-        errors = exc.extra if isinstance(exc.extra, list) else [exc.extra]
         reasons = [
             f"{error['key']}: {error['message']}" if error.get("key") else str(error["message"])
             for error in errors

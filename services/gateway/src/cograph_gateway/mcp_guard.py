@@ -21,7 +21,7 @@ from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from cograph_gateway.errors import send_json, send_problem
+from cograph_gateway.errors import send_json, send_problem, shown
 
 # JSON-RPC 2.0 error codes.
 PARSE_ERROR = -32700
@@ -127,7 +127,7 @@ def judge(body: bytes, tools: Collection[str]) -> Refusal | None:
     name = params.get("name") if isinstance(params, dict) else None
     if method == "tools/call" and isinstance(name, str) and name not in tools:
         known = ", ".join(sorted(tools))
-        return Refusal(200, request_id, INVALID_PARAMS, f"unknown tool {name!r}: the tools are {known}")
+        return Refusal(200, request_id, INVALID_PARAMS, f"unknown tool {shown(name)}: the tools are {known}")
     if method == "prompts/get":
         return Refusal(200, request_id, INVALID_PARAMS, "this server has no prompts")
     return None

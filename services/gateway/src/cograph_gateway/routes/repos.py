@@ -35,7 +35,7 @@ from cograph_gateway.convert import (
     sync_from_pb,
 )
 from cograph_gateway.duplicates import warn_of_collection_copies
-from cograph_gateway.errors import Problem, problem_responses
+from cograph_gateway.errors import Problem, problem_responses, shown
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import (
@@ -430,7 +430,7 @@ def check_file_path(path: str) -> str:
     """A path inside the checkout: relative, without `..` segments."""
     cleaned = path.lstrip("/")
     if not cleaned or any(part in ("", ".", "..") for part in cleaned.split("/")) or "\x00" in cleaned:
-        raise Problem(400, f"{path!r} is not a file path inside the repository")
+        raise Problem(400, f"{shown(path)} is not a file path inside the repository")
     return cleaned
 
 

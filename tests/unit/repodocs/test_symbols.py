@@ -125,6 +125,37 @@ def test_python_symbols() -> None:
     ]
 
 
+def test_python_symbols_declared_inside_if_try_and_with_blocks() -> None:
+    """A fallback definition, a version check, TYPE_CHECKING: these declare at the level the
+    block stands at, and were missed; a function's own locals are still not symbols."""
+    source = (
+        "try:\n"
+        "    from functools import cache\n"
+        "except ImportError:\n"
+        "    def cache(f):\n"
+        "        def wrapper(): ...\n"
+        "        return f\n"
+        "if sys.version_info >= (3, 11):\n"
+        "    class Loader:\n"
+        "        if DEBUG:\n"
+        "            def trace(self): ...\n"
+        "elif WINDOWS:\n"
+        "    MAX_PATH = 260\n"
+        "else:\n"
+        "    MAX_PATH = 4096\n"
+        "with suppress(ImportError):\n"
+        "    def optional(): ...\n"
+    )
+    assert summary("pkg/compat.py", source) == [
+        ("pkg.compat.cache", FUNCTION, 4, 6),
+        ("pkg.compat.Loader", CLASS, 8, 10),
+        ("pkg.compat.Loader.trace", METHOD, 10, 10),
+        ("pkg.compat.MAX_PATH", CONSTANT, 12, 12),
+        ("pkg.compat.MAX_PATH", CONSTANT, 14, 14),
+        ("pkg.compat.optional", FUNCTION, 16, 16),
+    ]
+
+
 def test_a_symbol_carries_its_signature_line_and_file() -> None:
     symbols = {s.name: s for s in extract_symbols("src/cograph/config/loader.py", PYTHON)}
     assert symbols["load"] == Symbol(

@@ -197,7 +197,8 @@ class _Collector:
         indent = len(head) - len(head.lstrip())
         return _shorten(head.strip(), name_end - indent)
 
-    # Python: module-level functions and UPPER_CASE constants, classes (nested too) and their methods.
+    # Python: module-level functions and UPPER_CASE constants, classes (nested too) and their methods,
+    # also where an if, try or with block declares them.
     def python(self, block: Node, scope: str, *, in_class: bool = False) -> None:
         for statement in block.named_children:
             span = statement
@@ -218,6 +219,9 @@ class _Collector:
                 self.add(name, span, SymbolKind.METHOD if in_class else SymbolKind.FUNCTION, scope)
             elif definition.type == "expression_statement" and not in_class:
                 self._python_constant(definition, scope)
+            elif definition.type in _PYTHON_BRANCHING:
+                for branch in _python_blocks(definition):
+                    self.python(branch, scope, in_class=in_class)
 
     def _python_constant(self, statement: Node, scope: str) -> None:
         for assignment in statement.named_children:
@@ -307,6 +311,22 @@ _SCRIPT_KINDS = {
     "type_alias_declaration": SymbolKind.TYPE,
     "enum_declaration": SymbolKind.TYPE,
 }
+
+
+# Statements whose blocks declare at the level the statement stands at: `if TYPE_CHECKING:`, a
+# version check, `try: from x import y` / `except ImportError: def y(...)`.
+_PYTHON_BRANCHING = frozenset({"if_statement", "try_statement", "with_statement"})
+_PYTHON_CLAUSES = frozenset(
+    {"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"}
+)
+
+
+def _python_blocks(statement: Node) -> Iterator[Node]:
+    for child in statement.named_children:
+        if child.type == "block":
+            yield child
+        elif child.type in _PYTHON_CLAUSES:
+            yield from (block for block in child.named_children if block.type == "block")
 
 
 def _script_declarations(declaration: Node) -> Iterator[tuple[Node, SymbolKind, Node | None]]:

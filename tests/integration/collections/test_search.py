@@ -16,9 +16,10 @@ from grpc import aio
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.search import TABLE, ChunkSearch
-from cograph_db import Connection, connect, create_pool
+from cograph_db import Connection, apply_migrations, connect, create_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_retrieval import HybridRetriever, Query, Stream
+from cograph_retrieval.hybrid import without_format_characters
 from cograph_settings import Settings
 from support.collections import Running
 
@@ -105,6 +106,54 @@ async def test_a_word_spelt_with_a_format_character_finds_the_chunks_spelt_so(
     await service.wait_for_jobs(collection.id)
     found = await search(service, embedder, [collection.id], "می\u200cخواهم", dense=False)
     assert sorted(hit.chunk.source_key for hit in found) == ["joined.md", "plain.md"]
+
+
+async def test_a_word_stored_with_an_invisible_character_is_found_by_the_word(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """Text pasted from a PDF or a web page holds soft hyphens and zero-width spaces. PostgreSQL
+    stored 'zor<soft hyphen>blax' as 'zor<soft hyphen>' and 'alpha<ZWSP>omega' as one word:
+    no query found either. Chunks are indexed as queries are read."""
+    await service.upload(
+        collection.id,
+        ("hyphenated.md", "# Glos\u00adsary\n\nA zor\u00adblax reconciles bil\u2060ling.\n".encode()),
+        ("joined.md", "# Joined\n\nalpha\u200bomega, then \ufeffquasar\n".encode()),
+        ("other.md", b"# Other\n\nUnrelated words.\n"),
+    )
+    await service.wait_for_jobs(collection.id)
+    for query, source_key in [
+        ("zorblax", "hyphenated.md"),
+        ("glossary billing", "hyphenated.md"),
+        ("omega", "joined.md"),
+        ("alpha", "joined.md"),
+        ("quasar", "joined.md"),
+        ("zor\u00adblax", "hyphenated.md"),  # typed as stored
+    ]:
+        found = await search(service, embedder, [collection.id], query, dense=False)
+        assert [hit.chunk.source_key for hit in found] == [source_key], query
+
+
+async def test_chunks_are_indexed_with_the_format_characters_a_query_drops(database: str) -> None:
+    """The store's searchable_text and the query's without_format_characters treat every format
+    character (Unicode category Cf) alike: a zero-width space or a byte order mark separates
+    words, the others go. A Unicode release with new ones fails here until both know them."""
+    characters = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, MIGRATIONS)
+        stored = await connection.fetch(
+            "SELECT c, collections.searchable_text('a' || c || 'b') AS text FROM unnest($1::text[]) AS c",
+            characters,
+        )
+    finally:
+        await connection.close()
+    differing = {
+        f"U+{ord(row['c']):04X}": row["text"]
+        for row in stored
+        if row["text"] != without_format_characters(f"a{row['c']}b")
+    }
+    assert differing == {}
+    assert without_format_characters("a\u200bb\u00adc") == "a bc"
 
 
 async def test_full_text_ranks_by_term_frequency_and_by_rarity(

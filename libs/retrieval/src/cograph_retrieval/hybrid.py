@@ -35,23 +35,29 @@ def _decomposed(lexemes: list[str]) -> dict[str, str]:
     return {lexeme: variant for lexeme, variant in variants.items() if variant != lexeme}
 
 
-# Invisible format characters (category Cf) a pasted query carries: PostgreSQL keeps them inside
+# Invisible format characters (category Cf) pasted text carries: PostgreSQL keeps them inside
 # a word ('deployment\u200b' is another lexeme than 'deployment'), so no chunk would match it. A
 # zero-width space or a byte order mark separates words; the others (a soft hyphen, joiners,
 # direction marks) are inside one, and go.
 _WORD_SEPARATORS = frozenset("\u200b\ufeff")
 
 
+def without_format_characters(text: str) -> str:
+    """Text with its format characters dealt with, as the stores index chunks (their SQL
+    function searchable_text does the same)."""
+    return "".join(
+        " " if ch in _WORD_SEPARATORS else "" if unicodedata.category(ch) == "Cf" else ch for ch in text
+    )
+
+
 def searchable(text: str) -> str:
     """The query text full text is searched by: composed (NFC), and where it holds format
-    characters, both with them dealt with and as written. Some are spelling, not noise: a Persian
-    word keeps its zero-width non-joiner, and the chunks that hold the word hold it too."""
+    characters, both with them dealt with and as written (a chunk indexed by an earlier release
+    may hold a word as written: a Persian word keeps its zero-width non-joiner)."""
     text = unicodedata.normalize("NFC", text)
     if text.isascii():
         return text
-    cleaned = "".join(
-        " " if ch in _WORD_SEPARATORS else "" if unicodedata.category(ch) == "Cf" else ch for ch in text
-    )
+    cleaned = without_format_characters(text)
     return cleaned if cleaned == text else f"{cleaned} {text}"
 
 

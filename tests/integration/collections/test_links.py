@@ -259,8 +259,8 @@ async def test_a_folder_link_finds_the_folder_s_index_page_never_a_file_named_li
 
 
 async def test_folder_links_stored_by_an_earlier_release_are_bound_again(database: str) -> None:
-    """Migration 0009 gives stored folder links their '/' back (however the href wrote the
-    folder), unbinds them from the file named like the folder and queues the job that binds
+    """Migrations 0009 and 0010 give stored folder links their '/' back (however the href wrote
+    the folder), unbind them from the file named like the folder and queue the job that binds
     them to the folder's index page: a folder without one leaves its links unresolved."""
     connection = await connect(database)
     try:
@@ -283,6 +283,7 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
             [
                 ("api/", "relative", "api", "api.md"),
                 ("api%2f#top", "relative", "api", "api.md"),
+                ("sub/", "relative", "sub", "sub.md"),
                 ("sub\\", "relative", "sub", "sub.md"),
                 ("sub/%2E", "relative", "sub", "sub.md"),
                 ("notes?x#y", "relative", "notes", "notes.md"),
@@ -315,8 +316,50 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
     assert bound == {
         "api/": documents["api/index.md"],
         "api%2f#top": documents["api/index.md"],
-        "sub\\": None,  # sub/ has no index page
+        "sub/": None,  # sub/ has no index page
+        "sub\\": None,
         "sub/%2E": None,
         "notes?x#y": documents["notes.md"],
         "api.md": documents["api.md"],
     }
+
+
+async def test_folder_links_bound_wrongly_after_migration_0009_are_unbound_by_0010(database: str) -> None:
+    """0009 gave folder links their '/' but kept the binding an earlier release gave them: a
+    folder without an index page kept the file named like it. 0010 unbinds exactly those."""
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, before(MIGRATIONS, 10))
+        await connection.execute("SET search_path = collections")
+        collection_id = await connection.fetchval(
+            "INSERT INTO md_collections (name, visibility, owner) VALUES ('Old', 'public', 'a') RETURNING id"
+        )
+        documents = {}
+        for key in ("a.md", "sub.md", "api/index.md"):
+            documents[key] = await connection.fetchval(
+                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
+                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
+                collection_id,
+                key,
+                wiki_key(key),
+            )
+        for ordinal, (href, target_key, bound) in enumerate(
+            [("sub/", "sub/", "sub.md"), ("api/", "api/", "api/index.md")]
+        ):
+            await connection.execute(
+                "INSERT INTO md_links (document_id, collection_id, ordinal, text, href, line, link_type,"
+                " target_key, target_document_id) VALUES ($1, $2, $3, '', $4, 3, 'relative', $5, $6)",
+                documents["a.md"],
+                collection_id,
+                ordinal,
+                href,
+                target_key,
+                documents[bound],
+            )
+        assert 10 in await apply_migrations(connection, MIGRATIONS)
+        bound_now = dict(await connection.fetch("SELECT href, target_document_id FROM collections.md_links"))
+        queued = await connection.fetchval("SELECT count(*) FROM collections.md_jobs WHERE status = 'queued'")
+    finally:
+        await connection.close()
+    assert bound_now == {"sub/": None, "api/": documents["api/index.md"]}
+    assert queued == 1

@@ -52,6 +52,11 @@ async def test_stored_document_chunks_are_indexed_again_and_their_statistics_fol
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'repo_document_chunks_search_text'"
         )
         assert "USING gin (search_text)" in index
+        # Planned on statistics of the new column, not on a fixed guess.
+        assert await connection.fetchval(
+            "SELECT count(*) FROM pg_stats"
+            " WHERE tablename = 'repo_document_chunks' AND attname = 'search_text'"
+        )
         # Every format character is dealt with as the query side deals with it.
         characters = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
         stored = await connection.fetch(

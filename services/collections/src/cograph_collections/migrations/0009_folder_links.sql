@@ -1,15 +1,11 @@
 -- A link to a folder ('api/', './', '..') names the folder's index or README page. Earlier releases
 -- dropped its trailing '/' and bound it to a document named like the folder (api.md, or sub.md for
--- './' in sub/). Stored folder links get their '/' back and lose that binding (resolve_links only
--- writes a binding it finds, so a folder without an index page would keep the wrong one), and their
--- collections a resolve_links job that binds them again (joining one already queued). The href is
--- tested as link_target_key tests it: fragment and query dropped, '%2F', '%5C', '\' and '%2E' decoded.
+-- './' in sub/). Stored folder links get their '/' back, and their collections a resolve_links job
+-- that binds them again (joining one already queued).
 UPDATE md_links
-SET target_key = target_key || '/', written_key = written_key || '/', target_document_id = NULL
-WHERE link_type = 'relative' AND target_key IS NOT NULL AND right(target_key, 1) <> '/'
-  AND regexp_replace(regexp_replace(split_part(split_part(href, '#', 1), '?', 1),
-                                     '%2[eE]', '.', 'g'), '%2[fF]|%5[cC]|\\', '/', 'g')
-      ~ '(/|(^|/)\.\.?)$';
+SET target_key = target_key || '/', written_key = written_key || '/'
+WHERE link_type = 'relative' AND target_key IS NOT NULL
+  AND split_part(split_part(href, '#', 1), '?', 1) ~ '(/|(^|/)\.\.?)$';
 
 INSERT INTO md_jobs (collection_id, kind, requested_by)
 SELECT DISTINCT collection_id, 'resolve_links', 'migration 0009' FROM md_links

@@ -280,13 +280,29 @@ async def test_a_problem_does_not_repeat_a_long_bad_value_whole(
         "visibility": await gateway.post(
             "/api/md-collections", json={"name": "n", "visibility": long}, headers=alice
         ),
+        "Validation failed for GET /api/md-collections": await gateway.get(
+            f"/api/md-collections?page_size=0&pad={long}", headers=alice
+        ),
+        "unknown field": await gateway.post(
+            "/api/md-collections", json={"name": "n", "visibility": "public", f"$.{long}": 1}, headers=alice
+        ),
+        "the upload is not valid": await gateway.post(
+            f"/api/md-collections/{collection['id']}/documents",
+            json={"source_key": "a.md", "content": "# A", long: 1},
+            headers=alice,
+        ),
+        "cannot upload a": await gateway.post(
+            f"/api/md-collections/{collection['id']}/documents",
+            content=b"# A",
+            headers={**alice, "content-type": f"text/{long}"},
+        ),
     }
+    statuses = {"does not exist": 404, "cannot upload a": 415}
     for says, answer in answers.items():
-        status = 404 if says == "does not exist" else 400
-        body = is_problem(answer, status)
-        assert says in body["detail"]
-        assert "xxxx…" in body["detail"], body["detail"]  # the start of the value, cut short
-        assert len(answer.text) < 1000, answer.text[:200]
+        body = is_problem(answer, statuses.get(says, 400))
+        assert says in body["detail"], body["detail"][:300]
+        assert "x" * 6000 not in answer.text, body["detail"][:300]
+        assert len(answer.text) < 1500, answer.text[:300]
 
 
 async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClient, auth: Auth) -> None:

@@ -68,7 +68,8 @@ def shown(value: str) -> str:
     return repr(value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "…")
 
 
-def _cut(message: str) -> str:
+def cut(message: str) -> str:
+    """A message built from input (a validator's, a decoder's), cut short when long."""
     return message if len(message) <= _MESSAGE_CHARS else message[:_MESSAGE_CHARS] + "…"
 
 
@@ -137,14 +138,18 @@ _NO_BODY = [{"message": "'data'", "key": "data", "source": "body"}]
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     detail = exc.detail
     if isinstance(exc.__cause__, SerializationException):  # the decoder's words alone name no cause
-        return problem(400, f"the body is not valid JSON: {detail}")
+        return problem(400, f"the body is not valid JSON: {cut(detail)}")
     if exc.extra == _NO_BODY:
         return problem(400, "the request body is empty: send a JSON object")
     extra: dict[str, Any] = {}
     if exc.status_code == 400 and isinstance(exc.extra, list | dict) and exc.extra:
+        # Litestar's words repeat the URL, query string included, and each error its key and
+        # the bad value: input of any length, cut short here.
+        if detail.startswith("Validation failed for "):
+            detail = f"Validation failed for {request.method} {cut(request.url.path)}"
         errors = [
-            {**error, "message": _cut(str(error["message"]))}
-            if isinstance(error, dict) and "message" in error
+            {name: cut(value) if isinstance(value, str) else value for name, value in error.items()}
+            if isinstance(error, dict)
             else error
             for error in (exc.extra if isinstance(exc.extra, list) else [exc.extra])
         ]

@@ -24,7 +24,7 @@ from cograph_gateway.convert import (
     summary_from_pb,
 )
 from cograph_gateway.duplicates import warn_of_repository_copies
-from cograph_gateway.errors import Problem, problem_responses
+from cograph_gateway.errors import Problem, cut, problem_responses, shown
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation as Op
 from cograph_gateway.routes.common import (
@@ -153,7 +153,7 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
         try:
             upload = msgspec.json.decode(body, type=DocumentUpload)
         except msgspec.ValidationError as error:
-            raise Problem(400, f"the upload is not valid: {error}") from None
+            raise Problem(400, f"the upload is not valid: {cut(str(error))}") from None
         except msgspec.DecodeError as error:
             if not _is_utf8(body):
                 raise Problem(
@@ -165,7 +165,8 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
             ) from None
         return upload.source_key, upload.content.encode()
     raise Problem(
-        415, f"cannot upload a {media_type} body: send JSON {{source_key, content}} or multipart/form-data"
+        415,
+        f"cannot upload a {shown(media_type)} body: send JSON {{source_key, content}} or multipart/form-data",
     )
 
 

@@ -19,6 +19,8 @@ from cograph_grpc.errors import (
     PermissionDenied,
     ServiceError,
     Unavailable,
+    shortened,
+    shown,
 )
 from cograph_grpc.health import check_health
 from cograph_grpc.paging import PageRequest, next_page_token, page_request
@@ -46,4 +48,6 @@ __all__ = [
     "parse_content_hashes",
     "parse_id",
     "parse_ids",
+    "shortened",
+    "shown",
 ]

@@ -39,3 +39,18 @@ class PermissionDenied(ServiceError):
 
 class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
+
+
+# How much of a value an error message repeats: an id, a key or a path may be kilobytes long.
+SHOWN_CHARS = 100
+
+
+def shortened(text: str, limit: int) -> str:
+    """text, cut after `limit` characters with an ellipsis when it is longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def shown(value: str) -> str:
+    """A value an error message repeats: quoted and escaped (a NUL or a newline shows as such),
+    cut short when long."""
+    return repr(shortened(value, SHOWN_CHARS))

@@ -23,7 +23,7 @@ from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
 from cograph_collections.markdown import ChunkDraft, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
 from cograph_embeddings import EmbeddingProvider
-from cograph_grpc import FailedPrecondition, NotFound
+from cograph_grpc import FailedPrecondition, NotFound, shown
 
 
 class EmbedStatus(msgspec.Struct, frozen=True):
@@ -206,15 +206,10 @@ def _all_refused(outcomes: list[Outcome]) -> str | None:
     return f"all {len(refused)} documents were refused; the first: {reason}"
 
 
-# How much of a refused key the job's error repeats: the key may be megabytes long.
-_KEY_SHOWN = 100
-
-
 def _refusal(key: str, failure: Failure) -> str:
     """The refusal as the job list shows it. Other refusals name their (valid) key already; a
     refused key is shown escaped and cut short, since it may hold a NUL, which PostgreSQL's text
     cannot store, or be megabytes long."""
     if failure.reason is not Reason.INVALID_SOURCE_KEY:
         return failure.message
-    shown = key if len(key) <= _KEY_SHOWN else key[:_KEY_SHOWN] + "…"
-    return f"{shown!r}: {failure.message}"
+    return f"{shown(key)}: {failure.message}"

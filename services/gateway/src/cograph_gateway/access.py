@@ -15,7 +15,7 @@ from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph_gateway.backends import Backends
 from cograph_gateway.convert import access_from_pb, repository_access_from_pb
-from cograph_gateway.errors import Problem, naming_the_service, shown
+from cograph_gateway.errors import Problem, naming_the_service
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import (
     CollectionAccess,
@@ -28,6 +28,7 @@ from cograph_gateway.policy import (
     readable_collection_ids,
     readable_repository_ids,
 )
+from cograph_grpc import shown
 
 
 def parse_id(value: str, what: str) -> str:

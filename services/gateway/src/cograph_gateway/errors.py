@@ -17,6 +17,7 @@ from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
 from cograph_gateway.identity import AuthenticationError
 from cograph_gateway.schemas import ProblemDetails
+from cograph_grpc import shortened
 from cograph_telemetry import current_trace_id
 
 log = logging.getLogger(__name__)
@@ -57,20 +58,13 @@ TITLES = {
 }
 
 
-# How much of a value a message repeats: an id, a path or a name may be kilobytes long.
-_SHOWN_CHARS = 100
 # How much of a validator's message an answer repeats (msgspec quotes the bad value in it).
 _MESSAGE_CHARS = 300
 
 
-def shown(value: str) -> str:
-    """A value an error message repeats: quoted, cut short when long."""
-    return repr(value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "…")
-
-
 def cut(message: str) -> str:
     """A message built from input (a validator's, a decoder's), cut short when long."""
-    return message if len(message) <= _MESSAGE_CHARS else message[:_MESSAGE_CHARS] + "…"
+    return shortened(message, _MESSAGE_CHARS)
 
 
 class Problem(Exception):

@@ -24,7 +24,7 @@ from cograph_gateway.convert import (
     summary_from_pb,
 )
 from cograph_gateway.duplicates import warn_of_repository_copies
-from cograph_gateway.errors import Problem, cut, problem_responses, shown
+from cograph_gateway.errors import Problem, cut, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation as Op
 from cograph_gateway.routes.common import (
@@ -46,6 +46,7 @@ from cograph_gateway.schemas import (
     Page,
     UploadResult,
 )
+from cograph_grpc import shown
 
 Id = CollectionId
 

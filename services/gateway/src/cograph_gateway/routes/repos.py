@@ -35,7 +35,7 @@ from cograph_gateway.convert import (
     sync_from_pb,
 )
 from cograph_gateway.duplicates import warn_of_collection_copies
-from cograph_gateway.errors import Problem, problem_responses, shown
+from cograph_gateway.errors import Problem, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import (
@@ -63,6 +63,7 @@ from cograph_gateway.schemas import (
     RepositoryCreate,
     Sync,
 )
+from cograph_grpc import shown
 
 REPO = "/{host:str}/{owner:str}/{name:str}"
 # A waited sync fetches, indexes and embeds a whole repository: far longer than the default deadline.

@@ -15,11 +15,10 @@ WHERE link_type = 'relative' AND target_key IS NOT NULL AND right(target_key, 1)
 UPDATE md_links l SET target_document_id = NULL
 FROM md_documents d
 WHERE d.id = l.target_document_id AND l.link_type = 'relative' AND right(l.target_key, 1) = '/'
-  AND d.normalised_key <> ALL (ARRAY[
-      l.target_key || 'index.md', l.target_key || 'index.mdx', l.target_key || 'README.md',
-      l.target_key || 'readme.md', coalesce(l.written_key, l.target_key) || 'index.md',
-      coalesce(l.written_key, l.target_key) || 'index.mdx', coalesce(l.written_key, l.target_key) || 'README.md',
-      coalesce(l.written_key, l.target_key) || 'readme.md']);
+  AND NOT EXISTS (
+      SELECT FROM unnest(ARRAY[l.target_key, l.written_key]) AS folder,
+                  unnest(ARRAY['index.md', 'index.mdx', 'README.md', 'readme.md']) AS page
+      WHERE d.normalised_key = folder || page);
 
 INSERT INTO md_jobs (collection_id, kind, requested_by)
 SELECT DISTINCT collection_id, 'resolve_links', 'migration 0010' FROM md_links

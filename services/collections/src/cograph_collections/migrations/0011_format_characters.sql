@@ -2,9 +2,9 @@
 -- finds: PostgreSQL's parser keeps them inside a word ('foo<ZWSP>bar' is one lexeme) or cuts
 -- there ('deploy<soft hyphen>ment' was stored as 'deploy<soft hyphen>', the rest dropped). Text
 -- pasted from a PDF or a web page holds them. Chunks are now indexed as the query is read
--- (cograph_retrieval.without_format_characters): a zero-width space or a byte order mark separates words, the
--- other format characters (soft hyphen, joiners, direction marks, as Python's unicodedata lists
--- them) go. The stored text is unchanged.
+-- (cograph_retrieval's without_format_characters): a zero-width space or a byte order mark
+-- separates words, the other format characters (soft hyphen, joiners, direction marks, as
+-- Python's unicodedata lists them) go. The stored text is unchanged.
 CREATE FUNCTION searchable_text(source text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN regexp_replace(regexp_replace(source, '[\u200b\ufeff]', ' ', 'g'),
@@ -27,6 +27,6 @@ INSERT INTO md_term_stats (scope_id, lexeme, df)
 SELECT k.collection_id, u.lexeme, count(*) FROM md_chunks k, unnest(k.search_text) AS u GROUP BY 1, 2;
 INSERT INTO md_scope_stats (scope_id, chunks, lexemes)
 SELECT collection_id, count(*), sum(length(search_text)) FROM md_chunks GROUP BY 1;
--- The planner's statistics of the new column: a rewrite collects none, and until a tenth of the
--- chunks changed every full-text match would be planned on a fixed guess (and the recounted tables with it).
+-- The planner's statistics of the new column (and of the recounted tables): a rewrite collects
+-- none, and until a tenth of the chunks changed every full-text match would be planned on a guess.
 ANALYZE md_chunks, md_term_stats, md_scope_stats;

@@ -27,6 +27,6 @@ INSERT INTO repo_term_stats (scope_id, lexeme, df)
 SELECT k.repository_id, u.lexeme, count(*) FROM repo_document_chunks k, unnest(k.search_text) AS u GROUP BY 1, 2;
 INSERT INTO repo_scope_stats (scope_id, chunks, lexemes)
 SELECT repository_id, count(*), sum(length(search_text)) FROM repo_document_chunks GROUP BY 1;
--- The planner's statistics of the new column: a rewrite collects none, and until a tenth of the
--- chunks changed every full-text match would be planned on a fixed guess (and the recounted tables with it).
+-- The planner's statistics of the new column (and of the recounted tables): a rewrite collects
+-- none, and until a tenth of the chunks changed every full-text match would be planned on a guess.
 ANALYZE repo_document_chunks, repo_term_stats, repo_scope_stats;

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
+from cograph_collections.documents import wiki_key
+from cograph_db import Connection
 from cograph_service import ServiceHost
 from cograph_settings import Settings
 from support.embedding import CountingProvider
@@ -38,3 +41,48 @@ class Running:
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError(f"jobs still pending: {jobs}")
             await asyncio.sleep(0.1)
+
+
+async def insert_stored_documents(
+    connection: Connection, *source_keys: str
+) -> tuple[uuid.UUID, dict[str, uuid.UUID]]:
+    """A collection and empty documents written straight into the collections schema (on the
+    connection's search path), as an earlier release stored them: for tests of a migration.
+    Answers the collection id and each key's document id."""
+    collection_id: uuid.UUID = await connection.fetchval(
+        "INSERT INTO md_collections (name, visibility, owner) VALUES ('Old', 'public', 'alice') RETURNING id"
+    )
+    documents = {}
+    for key in source_keys:
+        documents[key] = await connection.fetchval(
+            "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
+            " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
+            collection_id,
+            key,
+            wiki_key(key),
+        )
+    return collection_id, documents
+
+
+async def insert_stored_link(
+    connection: Connection,
+    document_id: uuid.UUID,
+    collection_id: uuid.UUID,
+    ordinal: int,
+    href: str,
+    link_type: str,
+    target_key: str,
+    bound_to: uuid.UUID | None,
+) -> None:
+    """A link as an earlier release stored and bound it, beside insert_stored_documents."""
+    await connection.execute(
+        "INSERT INTO md_links (document_id, collection_id, ordinal, text, href, line, link_type,"
+        " target_key, target_document_id) VALUES ($1, $2, $3, '', $4, 3, $5, $6, $7)",
+        document_id,
+        collection_id,
+        ordinal,
+        href,
+        link_type,
+        target_key,
+        bound_to,
+    )

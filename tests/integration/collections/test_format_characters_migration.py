@@ -4,8 +4,8 @@ characters dealt with, stay inline and indexed, and the term statistics are coun
 from __future__ import annotations
 
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.documents import wiki_key
 from cograph_db import apply_migrations, connect
+from support.collections import insert_stored_documents
 from support.migrations import before
 
 
@@ -14,20 +14,12 @@ async def test_stored_chunks_are_indexed_again_and_their_statistics_follow(datab
     try:
         await apply_migrations(connection, before(MIGRATIONS, 11))
         await connection.execute("SET search_path = collections")
-        collection_id = await connection.fetchval(
-            "INSERT INTO md_collections (name, visibility, owner) VALUES ('Old', 'public', 'a') RETURNING id"
-        )
-        document_id = await connection.fetchval(
-            "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
-            " content_hash, size_bytes) VALUES ($1, 'a.md', 'a.md', $2, '', 'h', 0) RETURNING id",
-            collection_id,
-            wiki_key("a.md"),
-        )
+        collection_id, documents = await insert_stored_documents(connection, "a.md")
         await connection.execute(
             "INSERT INTO md_chunks (document_id, collection_id, chunk_index, heading_path, content,"
             " start_line, end_line, chunker_max_chars, chunker_min_chars, chunker_max_chunks)"
             " VALUES ($1, $2, 0, $3, $4, 1, 3, 4000, 400, 512)",
-            document_id,
+            documents["a.md"],
             collection_id,
             ["Glos\u00adsary"],
             "A zor\u00adblax reconciles alpha\u200bomega " + " ".join(f"term{n}" for n in range(420)),

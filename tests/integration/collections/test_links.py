@@ -11,11 +11,10 @@ from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections import service as service_module
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.documents import SQL as DOCUMENT_SQL
-from cograph_collections.documents import wiki_key
 from cograph_collections.markdown import ParsedDocument, parse_markdown
 from cograph_collections.markdown.links import link_target_key
 from cograph_db import apply_migrations, connect
-from support.collections import Running
+from support.collections import Running, insert_stored_documents, insert_stored_link
 from support.migrations import before
 
 
@@ -201,19 +200,7 @@ async def test_documents_stored_before_the_note_name_index_resolve_wiki_links(da
     try:
         await apply_migrations(connection, before(MIGRATIONS, 8))
         await connection.execute("SET search_path = collections")
-        collection_id = await connection.fetchval(
-            "INSERT INTO md_collections (name, visibility, owner)"
-            " VALUES ('Old', 'public', 'alice') RETURNING id"
-        )
-        documents = {}
-        for key in ("index.md", "guides/Setup.md"):
-            documents[key] = await connection.fetchval(
-                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
-                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
-                collection_id,
-                key,
-                wiki_key(key),
-            )
+        collection_id, documents = await insert_stored_documents(connection, "index.md", "guides/Setup.md")
         await connection.execute(
             "INSERT INTO md_links"
             " (document_id, collection_id, ordinal, text, href, line, link_type, target_key)"
@@ -266,19 +253,9 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
     try:
         await apply_migrations(connection, before(MIGRATIONS, 9))
         await connection.execute("SET search_path = collections")
-        collection_id = await connection.fetchval(
-            "INSERT INTO md_collections (name, visibility, owner)"
-            " VALUES ('Old', 'public', 'alice') RETURNING id"
+        collection_id, documents = await insert_stored_documents(
+            connection, "a.md", "api.md", "api/index.md", "notes.md", "sub.md"
         )
-        documents = {}
-        for key in ("a.md", "api.md", "api/index.md", "notes.md", "sub.md"):
-            documents[key] = await connection.fetchval(
-                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
-                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
-                collection_id,
-                key,
-                wiki_key(key),
-            )
         for ordinal, (href, link_type, target_key, bound_by_earlier_release) in enumerate(
             [
                 ("api/", "relative", "api", "api.md"),
@@ -290,9 +267,8 @@ async def test_folder_links_stored_by_an_earlier_release_are_bound_again(databas
                 ("api.md", "markdown", "api.md", "api.md"),
             ]
         ):
-            await connection.execute(
-                "INSERT INTO md_links (document_id, collection_id, ordinal, text, href, line, link_type,"
-                " target_key, target_document_id) VALUES ($1, $2, $3, '', $4, 3, $5, $6, $7)",
+            await insert_stored_link(
+                connection,
                 documents["a.md"],
                 collection_id,
                 ordinal,
@@ -331,28 +307,17 @@ async def test_folder_links_bound_wrongly_after_migration_0009_are_unbound_by_00
     try:
         await apply_migrations(connection, before(MIGRATIONS, 10))
         await connection.execute("SET search_path = collections")
-        collection_id = await connection.fetchval(
-            "INSERT INTO md_collections (name, visibility, owner) VALUES ('Old', 'public', 'a') RETURNING id"
-        )
-        documents = {}
-        for key in ("a.md", "sub.md", "api/index.md"):
-            documents[key] = await connection.fetchval(
-                "INSERT INTO md_documents (collection_id, source_key, normalised_key, wiki_key, content,"
-                " content_hash, size_bytes) VALUES ($1, $2, $2, $3, '', 'h', 0) RETURNING id",
-                collection_id,
-                key,
-                wiki_key(key),
-            )
+        collection_id, documents = await insert_stored_documents(connection, "a.md", "sub.md", "api/index.md")
         for ordinal, (href, target_key, bound) in enumerate(
             [("sub/", "sub/", "sub.md"), ("api/", "api/", "api/index.md")]
         ):
-            await connection.execute(
-                "INSERT INTO md_links (document_id, collection_id, ordinal, text, href, line, link_type,"
-                " target_key, target_document_id) VALUES ($1, $2, $3, '', $4, 3, 'relative', $5, $6)",
+            await insert_stored_link(
+                connection,
                 documents["a.md"],
                 collection_id,
                 ordinal,
                 href,
+                "relative",
                 target_key,
                 documents[bound],
             )

@@ -71,7 +71,7 @@ async def insert_stored_link(
     ordinal: int,
     href: str,
     link_type: str,
-    target_key: str,
+    target_key: str | None,
     bound_to: uuid.UUID | None,
 ) -> None:
     """A link as an earlier release stored and bound it, beside insert_stored_documents."""

@@ -245,6 +245,44 @@ async def test_a_folder_link_finds_the_folder_s_index_page_never_a_file_named_li
     }
 
 
+async def test_a_link_to_the_root_folder_finds_the_root_s_index_or_readme(
+    service: Running, collection: pb.Collection
+) -> None:
+    """`../` one folder down, `/` and `.` at the root name the collection's root folder: they
+    are bound to its README.md, as GitHub does, and were left without a target at all. With
+    no index page there they stay unresolved."""
+    uploaded = await service.upload(
+        collection.id,
+        ("README.md", b"# Home\n\n[this folder](.) [top](/#home)\n"),
+        ("docs/guide.md", b"# Guide\n\n[Home](../) [Up](..) [Root](/) [Docs](./) [Out](../../)\n"),
+        ("docs/index.md", b"# Docs\n"),
+    )
+    await service.wait_for_jobs(collection.id)
+    ids = {result.source_key: result.document_id for result in uploaded.results}
+    assert await links_of(service, collection.id, ids["docs/guide.md"]) == {
+        "../": ids["README.md"],
+        "..": ids["README.md"],
+        "/": ids["README.md"],
+        "./": ids["docs/index.md"],  # its own folder: docs/, never the root as a fallback
+        "../../": "",  # above the root: outside the collection
+    }
+    assert await links_of(service, collection.id, ids["README.md"]) == {
+        ".": ids["README.md"],
+        "/#home": ids["README.md"],
+    }
+    await service.stub.DeleteDocument(
+        pb.DeleteDocumentRequest(collection_id=collection.id, document_id=ids["README.md"])
+    )
+    await service.wait_for_jobs(collection.id)
+    assert await links_of(service, collection.id, ids["docs/guide.md"]) == {
+        "../": "",
+        "..": "",
+        "/": "",
+        "./": ids["docs/index.md"],
+        "../../": "",
+    }
+
+
 async def test_folder_links_stored_by_an_earlier_release_are_bound_again(database: str) -> None:
     """Migrations 0009 and 0010 give stored folder links their '/' back (however the href wrote
     the folder), unbind them from the file named like the folder and queue the job that binds
@@ -328,3 +366,45 @@ async def test_folder_links_bound_wrongly_after_migration_0009_are_unbound_by_00
         await connection.close()
     assert bound_now == {"sub/": None, "api/": documents["api/index.md"]}
     assert queued == 1
+
+
+async def test_root_folder_links_stored_by_an_earlier_release_are_bound_by_migration_0012(
+    database: str,
+) -> None:
+    """Earlier releases stored a link to the root folder with no target key, like a link out of
+    the collection. 0012 gives exactly those the root's key, the one a fresh upload stores,
+    and queues the job that binds them to the root's README."""
+    links = {
+        "docs/guide.md": ["../", "..#top", "/", "%2E%2E/", "..\\", "../../", "tel:+123", "//cdn.example/"],
+        "docs/deep/page.md": ["../..", "../../?x=1"],
+        "README.md": [".", "./", "docs/.."],
+    }
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, before(MIGRATIONS, 12))
+        await connection.execute("SET search_path = collections")
+        collection_id, documents = await insert_stored_documents(connection, *links)
+        for source_key, hrefs in links.items():
+            for ordinal, href in enumerate(hrefs):
+                await insert_stored_link(
+                    connection, documents[source_key], collection_id, ordinal, href, "relative", None, None
+                )
+        assert 12 in await apply_migrations(connection, MIGRATIONS)
+        queued = await connection.fetchval("SELECT count(*) FROM md_jobs WHERE status = 'queued'")
+        await connection.execute(DOCUMENT_SQL.resolve_links, collection_id)  # as that job does
+        migrated = await connection.fetch(
+            "SELECT d.source_key, l.href, l.target_key, l.target_document_id"
+            " FROM md_links l JOIN md_documents d ON d.id = l.document_id"
+        )
+    finally:
+        await connection.close()
+    assert queued == 1
+    assert {(row["source_key"], row["href"]): row["target_key"] for row in migrated} == {
+        (row["source_key"], row["href"]): link_target_key(row["href"], "relative", row["source_key"])[0]
+        for row in migrated
+    }
+    outside = {"../../", "tel:+123", "//cdn.example/"}
+    hrefs = [href for written in links.values() for href in written]
+    assert {row["href"]: row["target_document_id"] for row in migrated} == {
+        href: None if href in outside else documents["README.md"] for href in hrefs
+    }

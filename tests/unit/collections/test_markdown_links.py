@@ -96,7 +96,12 @@ def test_validate_source_key_accepts(key: str) -> None:
         ("./#top", "relative", "docs/sub/a.md", ("docs/sub/", "top")),
         ("..", "relative", "docs/sub/a.md", ("docs/", None)),
         ("api/.", "relative", "docs/a.md", ("docs/api/", None)),
-        ("./", "relative", "a.md", (None, None)),  # the root: no document
+        # The root folder has a key of its own: it names the root's index or README page.
+        ("./", "relative", "a.md", ("/", None)),
+        ("../#intro", "relative", "docs/a.md", ("/", "intro")),
+        ("/", "relative", "docs/sub/a.md", ("/", None)),
+        ("sub/..", "relative", "a.md", ("/", None)),
+        ("../..", "relative", "docs/a.md", (None, None)),  # above the root
         ("tel:+123", "relative", "docs/a.md", (None, None)),
         ("//cdn.example/x.js", "relative", "docs/a.md", (None, None)),
         ("?tab=2#top", "relative", "docs/a.md", ("docs/a.md", "top")),

@@ -13,7 +13,12 @@ from typing import Any
 import msgspec
 
 from cograph_collections.markdown import ChunkDraft, ParsedDocument
-from cograph_collections.markdown.links import link_target_key, normalise_source_key, strip_markdown_suffix
+from cograph_collections.markdown.links import (
+    ROOT_FOLDER_KEY,
+    link_target_key,
+    normalise_source_key,
+    strip_markdown_suffix,
+)
 from cograph_db import Connection, Queries
 from cograph_grpc import NotFound
 
@@ -246,7 +251,9 @@ class DocumentStore:
                     target = target.casefold()
                 elif link.link_type in ("markdown", "relative"):
                     written = link_target_key(link.href, link.link_type, "")[0]  # from the root
-                    written = None if written == target else written
+                    # './' or '..' read from the root is the root: no fallback for a link that
+                    # names its own folder or its parent
+                    written = None if written in (target, ROOT_FOLDER_KEY) else written
                 where = (link.text, link.href, link.line, link.link_type, anchor, target, written)
                 links.append((document_id, collection_id, ordinal, *where))
         if links:

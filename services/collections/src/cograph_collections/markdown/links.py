@@ -18,6 +18,9 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SLASHES = re.compile(r"/{2,}")
+# The target key of a link to the collection's root folder ('/', or '../' one level down):
+# resolve_links binds it to the root's index or README page, as it does any folder's.
+ROOT_FOLDER_KEY = "/"
 # In UTF-8 bytes: keys are indexed, and a btree row holds at most 2,704 bytes.
 MAX_SOURCE_KEY_BYTES = 1024
 # Obsidian embeds of these are attachments (images, media, PDFs, canvases), not notes.
@@ -125,9 +128,9 @@ def link_target_key(href: str, link_type: LinkType, from_source_key: str) -> tup
     - anchor: (the linking document's own key, fragment).
     - markdown / relative: the path resolved against the linking document's directory
       ('/...' against the collection root), URL-decoded, query dropped; None when it has a URL
-      scheme, climbs above the root or is the root. A folder ('api/', './', '..') keeps a
-      trailing '/': resolve_links binds it to the folder's index or README page, never to
-      a document named like the folder.
+      scheme or climbs above the root. A folder ('api/', './', '..') keeps a trailing '/':
+      resolve_links binds it to the folder's index or README page, never to a document named
+      like the folder. The root folder's key is ROOT_FOLDER_KEY.
     - wiki: the note name (the linking note's own for [[#heading]]), URL-decoded and
       normalised, with a .md/.mdx suffix removed:
       Obsidian resolves it by name anywhere in the vault (see wiki_target_matches).
@@ -160,8 +163,10 @@ def _target_key(href: str, link_type: LinkType, from_source_key: str) -> tuple[s
         return normalise_source_key(from_source_key) or None, anchor
     base = "" if path.startswith("/") else _directory_of(from_source_key)
     segments = _resolve_segments(f"{base}/{path}")
-    if not segments:
+    if segments is None:
         return None, anchor
+    if not segments:  # only a folder path ('/', '.', 'docs/..') ends at the root
+        return ROOT_FOLDER_KEY, anchor
     folder = path.endswith("/") or path.rpartition("/")[2] in (".", "..")
     return "/".join(segments) + ("/" if folder else ""), anchor
 

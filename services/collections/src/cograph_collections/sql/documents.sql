@@ -89,12 +89,12 @@ WHERE k.collection_id = $1 AND k.id = $2;
 -- name: resolve_links
 -- Bind each link of the collection to its best document of the same collection:
 -- markdown/relative/anchor links by normalised path (an extensionless path also finds
--- its .md/.mdx; a folder path, ending in '/', its index or README page), resolved against
--- the linking document first, then as written from the root (written_key); wiki links by
--- note name, the shortest matching path winning. Every
--- link is ranked again, so that where it points never depends on the order documents
--- arrived in. The best document is found once per distinct target (thousands of links may
--- name one note), each candidate lookup an index probe; only changed bindings are written.
+-- its .md/.mdx; a folder path, ending in '/', its index or README page, the root's key being
+-- '/' alone), resolved against the linking document first, then as written from the root
+-- (written_key); wiki links by note name, the shortest matching path winning. Every link is
+-- ranked again, so that where it points never depends on the order documents arrived in.
+-- The best document is found once per distinct target (thousands of links may name one
+-- note), each candidate lookup an index probe; only changed bindings are written.
 WITH targets AS (
     SELECT DISTINCT link_type = 'wiki' AS wiki, target_key, coalesce(written_key, '') AS written_key
     FROM md_links
@@ -114,7 +114,8 @@ best AS (
         FROM (VALUES (t.target_key, false), (nullif(t.written_key, ''), true)) AS k (key, fallback)
         CROSS JOIN LATERAL unnest(
             CASE WHEN right(k.key, 1) = '/'
-                 THEN ARRAY[k.key || 'index.md', k.key || 'index.mdx', k.key || 'README.md', k.key || 'readme.md']
+                 THEN ARRAY[ltrim(k.key, '/') || 'index.md', ltrim(k.key, '/') || 'index.mdx',
+                            ltrim(k.key, '/') || 'README.md', ltrim(k.key, '/') || 'readme.md']
                  ELSE ARRAY[k.key, k.key || '.md', k.key || '.mdx'] END
         ) WITH ORDINALITY AS c (key, preference)
         JOIN md_documents d ON d.collection_id = $1 AND d.normalised_key = c.key

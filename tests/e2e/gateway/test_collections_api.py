@@ -256,6 +256,13 @@ async def test_a_group_grant_gives_read_access_until_removed(gateway: httpx.Asyn
     assert (await gateway.post(f"{url}/grants", json={"group": "ops"}, headers=alice)).status_code == 201
     assert (await gateway.delete(f"{url}/grants/ops/", headers=alice)).status_code == 204  # a URL's own '/'
     assert (await gateway.get(url, headers=alice)).json()["group_grants"] == []
+    # A name holding '/grants/', written with plain slashes, is that name: not "oncall".
+    for group in ("ops/grants/oncall", "oncall"):
+        assert (await gateway.post(f"{url}/grants", json={"group": group}, headers=alice)).status_code == 201
+    assert (await gateway.delete(f"{url}/grants/ops/grants/oncall", headers=alice)).status_code == 204
+    assert (await gateway.get(url, headers=alice)).json()["group_grants"] == ["oncall"]
+    assert (await gateway.delete(f"{url}//grants/oncall", headers=alice)).status_code == 204
+    assert (await gateway.get(url, headers=alice)).json()["group_grants"] == []
     is_problem(await gateway.get(f"{url}/documents", headers=bob), 403)
     assert (await gateway.get("/api/md-collections", headers=bob)).json()["items"] == []
 

@@ -250,6 +250,11 @@ async def test_a_repository_synced_read_and_searched(
         await gateway.post(f"{REPO}/grants", json={"group": "/eng/backend"}, headers=admin)
     ).status_code == 201
     assert (await gateway.delete(f"{REPO}/grants/%2Feng%2Fbackend", headers=admin)).status_code == 204
+    assert (
+        await gateway.post(f"{REPO}/grants", json={"group": "ops/grants/research"}, headers=admin)
+    ).status_code == 201
+    assert (await gateway.delete(f"{REPO}/grants/ops/grants/research", headers=admin)).status_code == 204
+    assert (await gateway.get(REPO, headers=admin)).json()["group_grants"] == ["research"]
     assert (await gateway.delete(f"{REPO}/grants/research", headers=admin)).status_code == 204
     assert (await gateway.get(REPO, headers=admin)).json()["group_grants"] == []
     is_problem(await gateway.get(REPO, headers=alice), 404)

@@ -46,13 +46,25 @@ NodeId = Annotated[str, uuid_path("code node")]
 def granted_group(request: Request[Any, Any, Any], routed: str) -> str:
     """The group a `.../grants/{group}` path names. Group names may hold '/' (an identity
     provider's group path such as /eng/backend, sent as %2Feng%2Fbackend); the router has
-    decoded that before matching, so the name is read from the raw path, after its last
-    /grants/. `routed` (the router's reading) serves when the server gives no raw path."""
+    decoded that before matching, so the name is read from the raw path, after as many
+    segments as the route has before {group} (a name may itself hold '/grants/'). `routed`
+    (the router's reading) serves when the server gives no raw path."""
     raw: bytes | None = request.scope.get("raw_path")
-    if not raw or b"/grants/" not in raw:
+    template: str = request.scope.get("path_template", "")
+    if not raw or "/{group" not in template:
+        return routed.removeprefix("/")
+    before = sum(1 for segment in template.partition("/{group")[0].split("/") if segment)
+    parts = raw.split(b"/")
+    seen = 0
+    for position, part in enumerate(parts):
+        seen += bool(part)  # '//' is one separator to the router too
+        if seen == before:
+            name = b"/".join(parts[position + 1 :])
+            break
+    else:
         return routed.removeprefix("/")
     try:
         # A literal trailing '/' is the URL's, as the router reads it; an encoded one (%2F) is the name's.
-        return unquote_to_bytes(raw.rsplit(b"/grants/", 1)[1].rstrip(b"/")).decode()
+        return unquote_to_bytes(name.rstrip(b"/")).decode()
     except UnicodeDecodeError:
         raise Problem(400, "the group name in the path is not UTF-8") from None

@@ -65,6 +65,35 @@ def test_false_positives_are_not_mentions(text: str) -> None:
     assert forms(text) == []
 
 
+def test_sphinx_cross_reference_roles_name_their_target() -> None:
+    text = (
+        "The :class:`~pkg.mod.Loader` reads files; call :meth:`.Loader.load` or "
+        ":py:func:`!pkg.read()`, and see :class:`the loader <pkg.Loader>`."
+    )
+    assert find_mentions(text) == [
+        Mention(text="pkg.mod.Loader", form=BACKTICK, start=text.index("pkg.mod.Loader")),
+        Mention(text="Loader.load", form=BACKTICK, start=text.index("Loader.load")),
+        Mention(text="pkg.read", form=BACKTICK, start=text.index("pkg.read")),
+        Mention(text="pkg.Loader", form=BACKTICK, start=text.index("pkg.Loader>")),
+    ]
+
+
+def test_role_markers_count_only_after_a_role() -> None:
+    # In markdown a leading dot or a title with a target is no reference: `.env` is a file.
+    assert forms("Edit `.env`, `~/.bashrc` and `the loader <pkg.Loader>` first.") == []
+    # Roles whose target is no identifier (labels, documents) yield nothing.
+    assert forms("See :ref:`Getting started <getting-started>` and :doc:`guide/intro`.") == []
+
+
+def test_a_sphinx_reference_links_to_its_symbol() -> None:
+    index = SymbolIndex([("n-loader", "Loader", "pkg.mod.Loader"), ("n-load", "load", "pkg.mod.Loader.load")])
+    text = "Use :meth:`.Loader.load` of :class:`the loader <pkg.mod.Loader>`."
+    assert resolve_mentions(find_mentions(text), index) == [
+        ResolvedMention(code_node_key="n-load", form=BACKTICK, text="Loader.load"),
+        ResolvedMention(code_node_key="n-loader", form=BACKTICK, text="pkg.mod.Loader"),
+    ]
+
+
 def test_a_mention_is_reported_once_in_its_strongest_form() -> None:
     assert forms("Call `pkg.run()` then pkg.run() then pkg.run again.") == [
         ("pkg.run", BACKTICK),
@@ -143,7 +172,7 @@ def test_resolve_with_an_empty_index() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="ab_.()`@/: \n1", max_size=300))
+@given(st.text(alphabet="ab_.()`@/: \n1~<>!", max_size=300))
 def test_every_mention_points_at_its_text(text: str) -> None:
     mentions = find_mentions(text)
     assert [m.start for m in mentions] == sorted(m.start for m in mentions)

@@ -40,6 +40,14 @@ _DOTTED = rf"{_IDENT}(?:\.{_IDENT})*"
 # One or two backticks on each side (rst literals use two); never three, which fence code.
 _BACKTICK = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
 _BACKTICK_BODY = re.compile(rf"\s*({_DOTTED})(?:\([^()]*\))?\s*")
+# A Sphinx cross-reference role right before a span (`:class:`, `:py:meth:`) makes it a
+# reference: its target may start with `~` (show the last segment), `!` (no link) or `.`
+# (relative), and may be written `title <target>`. The mention is the target: with `~` the
+# full dotted name, with a leading `.` the name after it.
+_ROLE_BEFORE = re.compile(r"(?<![\w:`]):(?:[A-Za-z][\w.+-]*:)+\Z")
+_ROLE_TARGET = re.compile(r"\s*[!~]{0,2}\.?([^<>]*)\s*")
+_ROLE_TITLED_TARGET = re.compile(r"[^<>]*<\s*[!~]{0,2}\.?([^<>]*)>\s*")
+_LONGEST_ROLE = 64
 _CALL = re.compile(rf"(?<![\w$.])({_DOTTED})\(([^()\n]*)\)")
 _DOTTED_NAME = re.compile(rf"(?<![\w$.])({_IDENT}(?:\.{_IDENT})+)(?![\w$])")
 _TOKEN = re.compile(r"\S+")
@@ -80,10 +88,10 @@ def find_mentions(text: str) -> list[Mention]:
     for match in _BACKTICK.finditer(text):
         # The whole span is taken even when it is not an identifier (`make test`).
         occupy(match.start(), match.end())
-        body = _BACKTICK_BODY.fullmatch(match.group(2))
-        if body and not _looks_like_file_or_host(body.group(1)):
-            start = match.start(2) + body.start(1)
-            mentions.append(Mention(text=body.group(1), form=MentionForm.BACKTICK, start=start))
+        found = _backtick_identifier(text, match)
+        if found is not None:
+            name, start = found
+            mentions.append(Mention(text=name, form=MentionForm.BACKTICK, start=start))
     for match in _TOKEN.finditer(text):
         if any(marker in match.group() for marker in _NOT_CODE_MARKERS):
             occupy(match.start(), match.end())
@@ -101,6 +109,20 @@ def find_mentions(text: str) -> list[Mention]:
         if claim(match.start(), match.end()):
             mentions.append(Mention(text=name, form=MentionForm.DOTTED, start=match.start(1)))
     return sorted(mentions, key=lambda m: m.start)
+
+
+def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int] | None:
+    """The identifier a code span names, and its offset: the span itself, or a role's target."""
+    content, offset = match.group(2), match.start(2)
+    if _ROLE_BEFORE.search(text, max(0, match.start() - _LONGEST_ROLE), match.start()):
+        target = _ROLE_TITLED_TARGET.fullmatch(content) or _ROLE_TARGET.fullmatch(content)
+        if target is None:
+            return None
+        content, offset = target.group(1), offset + target.start(1)
+    body = _BACKTICK_BODY.fullmatch(content)
+    if body is None or _looks_like_file_or_host(body.group(1)):
+        return None
+    return body.group(1), offset + body.start(1)
 
 
 def _looks_like_file_or_host(name: str) -> bool:

@@ -14,6 +14,7 @@ from cograph_repodocs.domain.mentions import (
     find_mentions,
     resolve_mentions,
 )
+from cograph_repodocs.domain.symbols import extract_symbols
 
 BACKTICK = MentionForm.BACKTICK
 DOTTED = MentionForm.DOTTED
@@ -91,6 +92,31 @@ def test_a_sphinx_reference_links_to_its_symbol() -> None:
     assert resolve_mentions(find_mentions(text), index) == [
         ResolvedMention(code_node_key="n-load", form=BACKTICK, text="Loader.load"),
         ResolvedMention(code_node_key="n-loader", form=BACKTICK, text="pkg.mod.Loader"),
+    ]
+
+
+def test_names_starting_with_a_letter_of_any_script_are_mentions() -> None:
+    text = "Rufe `Überweisung` auf, dann Überweisung() und konto.Überweisung; 調用 `計算` oder 計算()."
+    assert forms(text) == [
+        ("Überweisung", BACKTICK),
+        ("Überweisung", CALL),
+        ("konto.Überweisung", DOTTED),
+        ("計算", BACKTICK),
+        ("計算", CALL),
+    ]
+    # camelCase in any script looks like code; prose stays prose.
+    prose = "Dann überWeisung(betrag) mit der Datei(en), z.B. und d.h. nicht."
+    assert forms(prose) == [("überWeisung", CALL)]
+
+
+def test_a_symbol_named_in_another_script_is_linked() -> None:
+    source = "def Überweisung(betrag):\n    pass\n\n\ndef 計算():\n    pass\n"
+    symbols = extract_symbols("bank/konto.py", source.encode())
+    index = SymbolIndex((s.qualified_name, s.name, s.qualified_name) for s in symbols)
+    text = "Call `Überweisung` first, then 計算()."
+    assert resolve_mentions(find_mentions(text), index) == [
+        ResolvedMention(code_node_key="bank.konto.Überweisung", form=BACKTICK, text="Überweisung"),
+        ResolvedMention(code_node_key="bank.konto.計算", form=CALL, text="計算"),
     ]
 
 
@@ -172,7 +198,7 @@ def test_resolve_with_an_empty_index() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="ab_.()`@/: \n1~<>!", max_size=300))
+@given(st.text(alphabet="ab_.()`@/: \n1~<>!Ü計$", max_size=300))
 def test_every_mention_points_at_its_text(text: str) -> None:
     mentions = find_mentions(text)
     assert [m.start for m in mentions] == sorted(m.start for m in mentions)

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from enum import StrEnum
+from itertools import pairwise
 
 import msgspec
 
@@ -35,7 +36,10 @@ class ResolvedMention(msgspec.Struct, frozen=True, kw_only=True):
     text: str
 
 
-_IDENT = r"[A-Za-z_$][\w$]*"
+# A name starts with a letter of any script, `_` or `$` and goes on with letters, digits, `_`, `$`
+# (Python's `Überweisung`, `計算`; JavaScript's `$http`), as retrieval's identifiers do; the guards
+# below (`[\w$]`) are Unicode-aware alike.
+_IDENT = r"(?:[^\W\d]|\$)[\w$]*"
 _DOTTED = rf"{_IDENT}(?:\.{_IDENT})*"
 # One or two backticks on each side (rst literals use two); never three, which fence code.
 _BACKTICK = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
@@ -54,7 +58,6 @@ _TOKEN = re.compile(r"\S+")
 # A whitespace-delimited token holding one of these is a URL, an e-mail address or a
 # path, whose dots are not code. (Checked per token: a regex here went quadratic on long tokens.)
 _NOT_CODE_MARKERS = ("://", "www.", "mailto:", "@", "/")
-_CAMEL = re.compile(r"[a-z][A-Z]")
 
 # A last segment that names a file type or a top-level domain makes it a file or host name.
 _FILE_EXTENSION_WORDS = """
@@ -136,7 +139,9 @@ def _is_abbreviation(name: str) -> bool:
 
 
 def _looks_like_code(name: str) -> bool:
-    return "." in name or "_" in name or bool(_CAMEL.search(name))
+    # camelCase in any script: a lower-case letter followed by an upper-case one (getUser, überWeisung).
+    camel = any(a.islower() and b.isupper() for a, b in pairwise(name))
+    return "." in name or "_" in name or camel
 
 
 class SymbolIndex:

@@ -565,3 +565,25 @@ async def test_the_batch_limit_is_the_services_setting_and_size_limits_are_413(
     as_file = await gateway.post(base, files={"file": ("a.md", huge, "text/markdown")}, headers=alice)
     assert "too large" in is_problem(as_file, 413)["detail"]
     assert (await gateway.get(base, headers=alice)).json()["items"] == []
+
+
+async def test_head_is_a_get_without_its_body_and_a_405_says_what_is_allowed(
+    gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    """Every GET endpoint answers HEAD (RFC 9110: a general-purpose server supports both), under
+    the same policy; a method a path does not serve is a 405 naming the ones it does."""
+    alice = auth["alice"]
+    listed = await gateway.get("/api/md-collections", headers=alice)
+    head = await gateway.head("/api/md-collections", headers=alice)
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == listed.headers["content-type"]
+    assert head.headers["content-length"] == listed.headers["content-length"]
+    refused = await gateway.head("/api/md-collections")
+    assert refused.status_code == 401
+    assert refused.content == b""
+    assert (await gateway.head("/readyz")).status_code == 200
+
+    wrong = await gateway.put("/api/md-collections", json={}, headers=alice)
+    is_problem(wrong, 405)
+    assert set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}

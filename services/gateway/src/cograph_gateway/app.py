@@ -15,6 +15,7 @@ from litestar.types import Receive, Scope, Send
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
 from cograph_gateway.errors import EXCEPTION_HANDLERS, Problem
+from cograph_gateway.head import answering_head
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, Authenticator, Principal
 from cograph_gateway.mcp_server import McpEndpoint
 from cograph_gateway.openapi import StrictStructSchemaPlugin
@@ -111,4 +112,4 @@ async def create_service(settings: Settings) -> ServiceHost:
     # The gateway speaks HTTP to users; its gRPC server carries only the health service,
     # so a cluster can probe every service the same way.
     server = GrpcServer(NAME, settings.grpc)
-    return ServiceHost(NAME, server, readiness, http_app=app, closers=[backends.close])
+    return ServiceHost(NAME, server, readiness, http_app=answering_head(app), closers=[backends.close])

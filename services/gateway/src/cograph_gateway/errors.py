@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -87,10 +87,15 @@ def problem_body(status: int, detail: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def problem(status: int, detail: str, **extra: Any) -> Response[dict[str, Any]]:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def problem(
+    status: int, detail: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> Response[dict[str, Any]]:
+    sent = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
     return Response(
-        problem_body(status, detail, **extra), status_code=status, media_type=PROBLEM_JSON, headers=headers
+        problem_body(status, detail, **extra),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers={**sent, **(headers or {})},
     )
 
 
@@ -156,7 +161,16 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         ]
         if reasons:
             detail = f"{detail}: {'; '.join(reasons)}"
-    return problem(exc.status_code, detail, **extra)
+    return problem(exc.status_code, detail, _allowing_head(exc.headers), **extra)
+
+
+def _allowing_head(headers: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """The exception's headers (a 405's Allow, which RFC 9110 requires), HEAD named wherever GET
+    is: the app answers it (see head.py), though no route declares it."""
+    allow = (headers or {}).get("allow")  # Litestar's name for it
+    if allow is None or "GET" not in allow.split(", ") or "HEAD" in allow:
+        return headers
+    return {**(headers or {}), "allow": f"{allow}, HEAD"}
 
 
 class ServiceCallError(aio.AioRpcError):

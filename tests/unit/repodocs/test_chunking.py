@@ -119,6 +119,16 @@ def test_an_oversized_section_keeps_its_heading_path_in_every_window() -> None:
     ]
 
 
+def test_a_setext_heading_of_several_lines_is_one_title_with_its_spaces() -> None:
+    text = "Config parser\nand validator\n===\n\nIntro.\n\nHow it\nworks\n---\n\nBody.\n"
+    chunked = CHUNKER.chunk("README.md", text)
+    assert chunked.title == "Config parser and validator"
+    assert [(c.heading_path, c.heading_anchor) for c in chunked.chunks] == [
+        (["Config parser and validator"], "config-parserand-validator"),
+        (["Config parser and validator", "How it works"], "how-itworks"),
+    ]
+
+
 def test_a_deeper_heading_skipping_levels_still_nests() -> None:
     chunks = CHUNKER.chunk("a.md", "### Deep\n\nx\n\n# Top\n\ny\n\n#### Deeper\n\nz").chunks
     assert [c.heading_path for c in chunks] == [["Deep"], ["Top"], ["Top", "Deeper"]]

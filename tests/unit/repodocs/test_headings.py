@@ -79,6 +79,23 @@ def test_markdown_headings_follow_commonmark() -> None:
     ]
 
 
+def test_a_setext_heading_of_several_lines_keeps_its_words_apart() -> None:
+    # GitHub renders the line break as a newline inside the heading, which its slugger drops:
+    # the anchor joins "files" and "and", the text shown keeps a space between them.
+    text = (
+        "This project parses config files\nand validates them.\n---\n\nSoft  \nhard\\\nbreaks `code`\n===\n"
+    )
+    assert headings("README.md", text) == [
+        (
+            2,
+            "This project parses config files and validates them.",
+            "this-project-parses-config-filesand-validates-them",
+            1,
+        ),
+        (1, "Soft hard breaks code", "softhardbreaks-code", 5),
+    ]
+
+
 def test_mdx_and_markdown_extensions_are_markdown() -> None:
     assert headings("a.MDX", "# A\n") == [(1, "A", "a", 1)]
     assert headings("a.markdown", "# A\n") == [(1, "A", "a", 1)]

@@ -120,9 +120,19 @@ _PARSED_HEADING_BUDGET = 30_000
 
 
 def _heading_text(source: str, env: dict[str, object]) -> str:
-    """The rendered text of a heading: code spans keep their text, images and HTML tags give nothing."""
+    """The rendered text of a heading: code spans keep their text, images and HTML tags give nothing,
+    and a line break (a setext heading of several lines) is the newline GitHub renders there: the
+    shown text makes it a space, the anchor drops it as GitHub's slugger does (`config-filesand-…`)."""
     inline = _INLINE.parseInline(source, env)[0]
-    return "".join(child.content for child in inline.children or [] if child.type in ("text", "code_inline"))
+    return "".join(
+        _RENDERED_BREAKS.get(child.type, child.content)
+        for child in inline.children or []
+        if child.type in _RENDERED
+    )
+
+
+_RENDERED_BREAKS = {"softbreak": "\n", "hardbreak": "\n"}
+_RENDERED = frozenset({"text", "code_inline", *_RENDERED_BREAKS})
 
 
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")

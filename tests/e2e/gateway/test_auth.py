@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 
 import httpx
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
 from e2e.gateway.conftest import SystemFactory
-from e2e.gateway.helpers import create_collection, is_problem, mint
+from e2e.gateway.helpers import JWT_AUDIENCE, JWT_ISSUER, create_collection, is_problem, mint
 from e2e.gateway.test_collections_api import Auth
 
 PROTECTED = [
@@ -112,3 +115,25 @@ async def test_hidden_existence_makes_unreadable_collections_404(
         assert (
             await client.get(f"/api/md-collections/{private['id']}", headers=auth["alice"])
         ).status_code == 200
+
+
+async def test_an_unreachable_key_set_is_the_gateway_s_503_not_the_caller_s_401(
+    system_with: SystemFactory,
+) -> None:
+    """A well-signed token that cannot be checked because the identity provider's key set cannot
+    be fetched is not a bad token: a 401 would have clients throw a good token away."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    claims = {"sub": "alice", "iss": JWT_ISSUER, "aud": JWT_AUDIENCE, "exp": int(time.time()) + 300}
+    token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+    async with system_with(jwt_secret="", jwks_url=f"http://127.0.0.1:{closed}/jwks.json") as client:
+        for method, path in PROTECTED:
+            body = BODIES.get(path) if method == "POST" else None
+            response = await client.request(
+                method, path, json=body, headers={"Authorization": f"Bearer {token}"}
+            )
+            problem = is_problem(response, 503)
+            assert "signing keys cannot be fetched" in problem["detail"], (method, path)
+            assert "www-authenticate" not in response.headers

@@ -15,7 +15,7 @@ from litestar.exceptions import HTTPException, SerializationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
-from cograph_gateway.identity import AuthenticationError
+from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError
 from cograph_gateway.schemas import ProblemDetails
 from cograph_grpc import shortened
 from cograph_telemetry import current_trace_id
@@ -128,6 +128,12 @@ def handle_authentication(
     request: Request[Any, Any, Any], exc: AuthenticationError
 ) -> Response[dict[str, Any]]:
     return problem(401, str(exc))
+
+
+def handle_key_set_unavailable(
+    request: Request[Any, Any, Any], exc: KeySetUnavailableError
+) -> Response[dict[str, Any]]:
+    return problem(503, str(exc))
 
 
 # Litestar's words for a JSON body missing altogether: the KeyError of its `data` argument.
@@ -251,6 +257,7 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     Problem: handle_problem,
     AuthenticationError: handle_authentication,
+    KeySetUnavailableError: handle_key_set_unavailable,
     HTTPException: handle_http,
     aio.AioRpcError: handle_grpc,
     RecursionError: handle_too_deep,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import jwt
 import msgspec
 
 from cograph_settings import AuthSettings, SettingsError
+
+log = logging.getLogger(__name__)
 
 # Clock skew tolerated between the identity provider and the gateway.
 LEEWAY_SECONDS = 30
@@ -30,10 +33,17 @@ ANONYMOUS = Principal(subject="")
 
 
 SIGN_IN = "sign in: send 'Authorization: Bearer <token>'"
+# A request waits this long at most for the key set (PyJWT's default is 30 s).
+JWKS_TIMEOUT_SECONDS = 5
 
 
 class AuthenticationError(Exception):
     """The credentials are missing, malformed, expired or not ours; the message says which."""
+
+
+class KeySetUnavailableError(Exception):
+    """The identity provider's key set cannot be fetched: a token cannot be judged now, which
+    says nothing against it (a 503, not a 401 that would have clients drop a good token)."""
 
 
 def _jwks_file(path: str) -> jwt.PyJWKSet:
@@ -51,7 +61,9 @@ class Authenticator:
         self._jwks_client: jwt.PyJWKClient | None = None
         self._jwks_set: jwt.PyJWKSet | None = None
         if settings.jwks_url.startswith(("http://", "https://")):
-            self._jwks_client = jwt.PyJWKClient(settings.jwks_url, cache_keys=True, lifespan=300)
+            self._jwks_client = jwt.PyJWKClient(
+                settings.jwks_url, cache_keys=True, lifespan=300, timeout=JWKS_TIMEOUT_SECONDS
+            )
         elif settings.jwks_url:
             self._jwks_set = _jwks_file(settings.jwks_url)
         # An empty issuer disables JWTs (the settings table says so): a token is only
@@ -137,6 +149,11 @@ class Authenticator:
             raise AuthenticationError(f"the token has no '{exc.claim}' claim") from None
         except KeyError:
             raise AuthenticationError("the token is signed with a key this gateway does not know") from None
+        except jwt.PyJWKClientConnectionError as exc:
+            log.warning("cannot fetch the JWKS key set: %s", exc)
+            raise KeySetUnavailableError(
+                "the identity provider's signing keys cannot be fetched now; try again shortly"
+            ) from None
         except (jwt.PyJWTError, ValueError) as exc:
             raise AuthenticationError(f"the token is not valid: {exc}") from None
         subject = claims["sub"]

@@ -33,7 +33,14 @@ from cograph_gateway import schemas as s
 from cograph_gateway.access import Access, parse_id
 from cograph_gateway.backends import Backends
 from cograph_gateway.errors import Problem, grpc_status, send_problem
-from cograph_gateway.identity import ANONYMOUS, SIGN_IN, AuthenticationError, Authenticator, Principal
+from cograph_gateway.identity import (
+    ANONYMOUS,
+    SIGN_IN,
+    AuthenticationError,
+    Authenticator,
+    KeySetUnavailableError,
+    Principal,
+)
 from cograph_gateway.mcp_guard import (
     BodyTooLarge,
     ClientGone,
@@ -756,6 +763,9 @@ class McpEndpoint:
             principal = await self._authenticator.authenticate(headers.get("authorization"))
         except AuthenticationError as error:
             await send_problem(send, 401, str(error))
+            return
+        except KeySetUnavailableError as error:
+            await send_problem(send, 503, str(error))
             return
         if principal is None:
             if not self._anonymous_read:

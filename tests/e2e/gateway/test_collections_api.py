@@ -587,3 +587,22 @@ async def test_head_is_a_get_without_its_body_and_a_405_says_what_is_allowed(
     wrong = await gateway.put("/api/md-collections", json={}, headers=alice)
     is_problem(wrong, 405)
     assert set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+
+
+async def test_the_openapi_document_lists_the_409_a_grant_can_answer(
+    gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    """A collection or repository holds at most 100 grants: the 101st is a 409, which clients
+    generated from the OpenAPI document must know of."""
+    alice = auth["alice"]
+    collection = await create_collection(gateway, alice, "Granted", "private")
+    url = f"/api/md-collections/{collection['id']}/grants"
+    for number in range(100):
+        assert (await gateway.post(url, json={"group": f"g{number}"}, headers=alice)).status_code == 201
+    assert (
+        "at most 100 group grants"
+        in is_problem(await gateway.post(url, json={"group": "one-too-many"}, headers=alice), 409)["detail"]
+    )
+    paths = (await gateway.get("/api/schema/openapi.json")).json()["paths"]
+    for grants in ("/api/md-collections/{collection_id}/grants", "/api/repos/{host}/{owner}/{name}/grants"):
+        assert "409" in paths[grants]["post"]["responses"], grants

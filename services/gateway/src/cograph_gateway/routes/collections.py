@@ -154,7 +154,7 @@ class CollectionsController(Controller):
     @post(
         "/{collection_id:str}/grants",
         summary="Let a group read the collection (owner or admin)",
-        responses=problem_responses(403, 404),
+        responses=problem_responses(403, 404, 409),  # 409: the collection has its 100 grants
     )
     async def add_grant(
         self,

@@ -154,7 +154,7 @@ class ReposController(Controller):
     @post(
         REPO + "/grants",
         summary="Let a group read the repository (owner or admin)",
-        responses=_WRITE_RESPONSES,
+        responses=problem_responses(403, 404, 409),  # 409: the repository has its 100 grants
     )
     async def add_grant(
         self,

@@ -172,6 +172,12 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
         ),
         ("Examples", "examples-readme"),
     ]
+    # The root README is a page leaf like any other: its own path, not the root's empty one.
+    assert [(n.path, n.slug) for n in roots] == [
+        ("README.md", "readme"),
+        ("docs", "index"),
+        ("examples", "examples-readme"),
+    ]
     install = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=rid, slug="guide-install"))
     assert install.document.summary.path == "docs/guide/install.md"
     assert install.document.content == FILES["docs/guide/install.md"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from cograph_repodocs.document_store import PageRow
 from cograph_repodocs.domain.docs_tree import (
     NavLink,
     Page,
@@ -13,6 +16,7 @@ from cograph_repodocs.domain.docs_tree import (
     table_of_contents,
 )
 from cograph_repodocs.domain.model import Heading
+from cograph_repodocs.reader import roots_of, tree_of
 
 
 def page(path: str, title: str, slug: str | None = None, headings: list[Heading] | None = None) -> Page:
@@ -111,6 +115,30 @@ def test_readme_is_the_directory_page_when_there_is_no_index() -> None:
         "Docs",
         ["docs-a"],
     )
+
+
+@pytest.mark.parametrize(
+    ("root_pages", "roots"),
+    [
+        (["README.md"], [("README.md", "README.md", False), ("docs", "docs", True)]),
+        # index before README, as for any directory: the first leaf is the page that won.
+        (
+            ["README.md", "index.rst"],
+            [("index.rst", "index.rst", False), ("docs", "docs", True), ("README.md", "README.md", False)],
+        ),
+    ],
+)
+def test_the_root_page_is_the_first_root_with_its_own_path(
+    root_pages: list[str], roots: list[tuple[str, str, bool]]
+) -> None:
+    rows = [
+        PageRow(id=uuid.uuid4(), path=path, title=f"{path} title", slug=path.lower().replace(".", "-"))
+        for path in [*root_pages, "docs/guide.md"]
+    ]
+    nodes = roots_of(tree_of(rows))
+    assert [(n.name, n.path, n.is_directory) for n in nodes] == roots
+    first = roots[0][0]
+    assert (nodes[0].title, nodes[0].slug) == (f"{first} title", first.lower().replace(".", "-"))
 
 
 def test_empty_tree() -> None:

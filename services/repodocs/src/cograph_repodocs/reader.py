@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import PurePosixPath
 
 import msgspec
 
@@ -52,11 +53,15 @@ def tree_of(pages: list[PageRow], headings_of: dict[uuid.UUID, DocumentRow] | No
 
 
 def roots_of(tree: DocsTree) -> list[TreeNode]:
-    """The tree's top level; the root README, the root's own page, comes first as a leaf."""
+    """The tree's top level; the root README, the root's own page, comes first as a leaf, named
+    and with its path like every page leaf (`README.md`, or the `index.*` that won)."""
     root = tree.root
     if root.slug is None:
         return root.children
-    own = TreeNode(name="", path="", title=root.title, is_directory=False, slug=root.slug)
+    path = tree.page(root.slug).path
+    own = TreeNode(
+        name=PurePosixPath(path).name, path=path, title=root.title, is_directory=False, slug=root.slug
+    )
     return [own, *root.children]
 
 

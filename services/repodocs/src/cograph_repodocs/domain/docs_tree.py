@@ -75,6 +75,10 @@ class DocsTree:
         self._positions = {link.slug: position for position, link in enumerate(order)}
         self._siblings = siblings
 
+    def page(self, slug: str) -> Page:
+        """The page `slug` (KeyError when it is no page of the tree)."""
+        return self._pages[slug]
+
     def nav(self, slug: str) -> PageNav:
         """The navigation of the page `slug` (KeyError when it is no page of the tree)."""
         position = self._positions[slug]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any, cast
 
 from google.protobuf.message import Message
@@ -20,6 +21,8 @@ from cograph_gateway.policy import (
     RepositoryVisibility,
 )
 
+# A clone URL the server fetches over the network (https, ssh, git, scp-like user@host:path).
+_REMOTE_URL = re.compile(r"^(?:(?:https?|ssh|git)://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 _VISIBILITY_TO_PB: dict[str, cpb.Visibility] = {
     "public": cpb.VISIBILITY_PUBLIC,
     "private": cpb.VISIBILITY_PRIVATE,
@@ -382,16 +385,24 @@ def sync_from_pb(message: rpb.Sync) -> s.Sync:
     )
 
 
-def repository_from_pb(message: rpb.Repository, *, show_checkout_path: bool) -> s.Repository:
-    """A checkout path is a directory on the server: administrators see it, others see null."""
+def is_remote_url(clone_url: str) -> bool:
+    """Whether a clone URL is fetched over the network; any other (file://, a bare path) is
+    a directory on the server."""
+    return _REMOTE_URL.match(clone_url) is not None
+
+
+def repository_from_pb(message: rpb.Repository, *, show_server_paths: bool) -> s.Repository:
+    """A checkout path, or a clone URL naming a directory on the server, is shown to
+    administrators only; others see null."""
     source = message.WhichOneof("source")
+    shown_url = source == "clone_url" and (show_server_paths or is_remote_url(message.clone_url))
     return s.Repository(
         id=message.id,
         host=message.ref.host,
         owner=message.ref.owner,
         name=message.ref.name,
-        clone_url=message.clone_url if source == "clone_url" else None,
-        checkout_path=message.checkout_path if source == "checkout_path" and show_checkout_path else None,
+        clone_url=message.clone_url if shown_url else None,
+        checkout_path=message.checkout_path if source == "checkout_path" and show_server_paths else None,
         visibility=_REPO_VISIBILITY_FROM_PB.get(message.visibility, "private"),
         owner_subject=message.owner_subject,
         group_grants=sorted(message.group_grants),

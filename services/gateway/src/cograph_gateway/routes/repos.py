@@ -6,7 +6,6 @@ Input is validated before the repository is looked up, so a 400 never depends on
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post
@@ -26,6 +25,7 @@ from cograph_gateway.convert import (
     docs_tree_node_from_pb,
     failure_from_pb,
     file_range_from_pb,
+    is_remote_url,
     limit_to_pb,
     related_from_pb,
     repo_document_from_pb,
@@ -69,14 +69,13 @@ REPO = "/{host:str}/{owner:str}/{name:str}"
 # A waited sync fetches, indexes and embeds a whole repository: far longer than the default deadline.
 SYNC_WAIT_SECONDS = 3600.0
 # Remote clone URLs: a URL scheme git fetches over the network, or scp-like user@host:path.
-_REMOTE_URL = re.compile(r"^(?:(?:https?|ssh|git)://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 _RESPONSES = problem_responses(404)
 _WRITE_RESPONSES = problem_responses(403, 404)
 
 
 def is_local_source(data: RepositoryCreate) -> bool:
     """A checkout path or a file/path clone URL reads the server's own disk: administrators only."""
-    return data.checkout_path is not None or not _REMOTE_URL.match(data.clone_url or "")
+    return data.checkout_path is not None or not is_remote_url(data.clone_url or "")
 
 
 class ReposController(Controller):
@@ -113,7 +112,7 @@ class ReposController(Controller):
             assert data.checkout_path is not None
             request.checkout_path = data.checkout_path
         response = await backends.repodocs.RegisterRepository(request)
-        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=principal.admin)
 
     @get("/", summary="List the repositories you can read", responses=problem_responses())
     async def list_repositories(
@@ -131,7 +130,7 @@ class ReposController(Controller):
             )
         )
         return Page(
-            items=[repository_from_pb(r, show_checkout_path=principal.admin) for r in response.repositories],
+            items=[repository_from_pb(r, show_server_paths=principal.admin) for r in response.repositories],
             next_page_token=next_token(response.next_page_token),
         )
 
@@ -149,7 +148,7 @@ class ReposController(Controller):
         response = await backends.repodocs.GetRepository(
             rpb.GetRepositoryRequest(repository_id=found.repository_id)
         )
-        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=principal.admin)
 
     @post(
         REPO + "/grants",
@@ -170,7 +169,7 @@ class ReposController(Controller):
         response = await backends.repodocs.AddRepositoryGrant(
             rpb.AddRepositoryGrantRequest(repository_id=found.repository_id, group=data.group.strip())
         )
-        return repository_from_pb(response.repository, show_checkout_path=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=principal.admin)
 
     @delete(
         REPO + "/grants/{group:path}",

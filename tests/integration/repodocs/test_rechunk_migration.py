@@ -1,11 +1,21 @@
-"""Migration 0009: documents chunked under the old reading of non-markdown files (no headings)
-are marked changed, so the next sync chunks them the way the spec reads them."""
+"""Migrations 0009 and 0012: documents chunked under the old reading of non-markdown files (no
+headings) are chunked again by the next sync, the way the spec reads them, as documents whose
+content did not change."""
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
+from integration.repodocs.helpers import GitRepo, Running, counters
+
+import cograph_repodocs
+from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph_db import apply_migrations, connect
 from cograph_repodocs.app import MIGRATIONS
 from support.migrations import before
+
+MIGRATIONS_DIR = Path(cograph_repodocs.__file__).parent / "migrations"
 
 
 async def test_only_documents_outside_markdown_and_rst_are_marked_for_a_new_chunking(database: str) -> None:
@@ -30,13 +40,69 @@ async def test_only_documents_outside_markdown_and_rst_are_marked_for_a_new_chun
                 path,
                 kind,
             )
-        assert 9 in await apply_migrations(connection, MIGRATIONS)
-        hashes = dict(await connection.fetch("SELECT path, content_hash FROM repodocs.repo_documents"))
-        assert hashes == {
+            await connection.execute(
+                "INSERT INTO repodocs.repo_document_chunks (document_id, repository_id, chunk_index, content,"
+                " chunker_max_words, chunker_overlap_words)"
+                " SELECT id, repository_id, 0, 'x', 512, 64 FROM repodocs.repo_documents WHERE path = $1",
+                path,
+            )
+        hashes = "SELECT path, content_hash FROM repodocs.repo_documents"
+        assert 9 in await apply_migrations(connection, before(MIGRATIONS, 10))
+        assert dict(await connection.fetch(hashes)) == {
             "README.md": "h",
             "docs/a.RST": "h",
             "Dockerfile": "rechunk:h",
             "deploy/v.yaml": "rechunk:h",
         }
+        # 0012: the real hash back (FindDocumentsByContent finds them), the chunks marked as made
+        # by other chunker parameters, which the next sync re-chunks without calling it a new file.
+        assert 12 in await apply_migrations(connection, MIGRATIONS)
+        assert set(await connection.fetch(hashes)) == {(path, "h") for path in paths}
+        windows = dict(
+            await connection.fetch(
+                "SELECT d.path, k.chunker_max_words FROM repodocs.repo_document_chunks k"
+                " JOIN repodocs.repo_documents d ON d.id = k.document_id"
+            )
+        )
+        assert windows == {"README.md": 512, "docs/a.RST": 512, "Dockerfile": 0, "deploy/v.yaml": 0}
     finally:
         await connection.close()
+
+
+DOCKERFILE = "# build stage\nFROM python:3.11\nRUN make\n"
+
+
+async def test_a_document_marked_by_0009_is_chunked_again_as_unchanged_content(
+    service: Running, database: str, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# Demo\n\nHello.\n", "Dockerfile": DOCKERFILE})
+    repository = await service.register("demo", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    connection = await connect(database)
+    try:
+        await connection.execute("SET search_path TO repodocs, public")
+        # The Dockerfile as the release before 0009 chunked it (no headings), then both migrations.
+        await connection.execute(
+            "UPDATE repo_documents SET title = 'Dockerfile' WHERE path = 'Dockerfile';"
+            "UPDATE repo_document_chunks k SET heading_path = '{}', heading_anchor = ''"
+            " FROM repo_documents d WHERE d.id = k.document_id AND d.path = 'Dockerfile'"
+        )
+        for migration in ("0009_rechunk_non_markdown.sql", "0012_rechunk_by_chunker_parameters.sql"):
+            await connection.execute((MIGRATIONS_DIR / migration).read_text())
+    finally:
+        await connection.close()
+    dockerfile_hash = hashlib.sha256(DOCKERFILE.encode()).hexdigest()
+    found = await service.stub.FindDocumentsByContent(
+        pb.FindDocumentsByContentRequest(content_hashes=[dockerfile_hash], repository_ids=[repository.id])
+    )
+    assert [m.path for m in found.matches] == ["Dockerfile"]
+
+    again = await service.sync(repository.id)
+    assert again.status == pb.SYNC_STATUS_SUCCESS, again.error
+    chunks = (await service.documents(repository.id))["Dockerfile"].chunk_count
+    # (discovered, indexed, chunks, unchanged, deleted, replaced): chunked again, no file replaced.
+    assert counters(again) == (2, 1, chunks, 1, 0, 0)
+    assert (await service.documents(repository.id))["Dockerfile"].title == "build stage"
+    # Once chunked again, it is unchanged like the README.
+    assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)

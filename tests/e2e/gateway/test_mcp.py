@@ -425,6 +425,9 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
         elsewhere = await http.post("/mcp", json=ping, headers={**headers, "host": "evil.example"})
         assert elsewhere.status_code == 421
         assert elsewhere.headers["content-type"] == "application/problem+json"
+        for loopback in ("localhost", "127.0.0.1", "[::1]"):  # a gateway on port 80 is named without one
+            named = await http.post("/mcp", json=ping, headers={**headers, "host": loopback})
+            assert named.status_code == 200, (loopback, named.text)
         # The transport's checks come before the body is judged: a DNS-rebinding page is refused,
         # not told the tool names in answer to an unknown one.
         for wrong, status in (

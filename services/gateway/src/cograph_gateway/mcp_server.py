@@ -706,8 +706,10 @@ def _transport_security(settings: Settings) -> TransportSecuritySettings:
     loopback = settings.gateway.bind_host in ("127.0.0.1", "localhost", "::1")
     if not loopback:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    # A client of a gateway on port 80 sends the name alone ("Host: localhost").
+    loopback_names = ["127.0.0.1", "localhost", "[::1]"]
+    hosts = [*loopback_names, *(f"{name}:*" for name in loopback_names)]
+    origins = [f"http://{host}" for host in hosts]
     if settings.gateway.public_url:
         public = urlsplit(settings.gateway.public_url)
         hosts.append(public.netloc)

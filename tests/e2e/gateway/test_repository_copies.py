@@ -3,14 +3,18 @@ those who can read both copies."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
 import httpx
+import msgspec
 from e2e.gateway.helpers import create_collection
 from integration.repodocs.helpers import GitRepo
 
-from cograph_cli.runtime import System
+from cograph_cli.runtime import System, start_system
+from cograph_embeddings import EmbeddingProvider
+from cograph_settings import Settings
 
 Auth = dict[str, dict[str, str]]
 
@@ -132,3 +136,34 @@ async def test_a_store_that_is_down_costs_only_the_warning(
     assert listed.status_code == 200, listed.text
     assert [(d["path"], d["warnings"]) for d in listed.json()["items"]] == [("docs/runbook.md", [])]
     assert time.monotonic() - began < 10
+
+
+async def test_a_batch_over_a_thousand_documents_is_looked_up_in_slices(
+    settings: Settings, database: str, embedder: EmbeddingProvider, auth: Auth, tmp_path: Path
+) -> None:
+    """A deployment may take batches of more than 1,000 documents; a store looks up at most
+    1,000 hashes a call. The gateway asks in slices: one call for all failed the request with a
+    400 after the documents were stored."""
+    replace = msgspec.structs.replace
+    larger = replace(settings, collections=replace(settings.collections, max_batch_documents=1500))
+    running = await start_system(larger, database, embedder)
+    try:
+        await asyncio.wait_for(running.hosts["gateway"].ready.wait(), 30)
+        async with httpx.AsyncClient(base_url=running.gateway_url, timeout=120) as gateway:
+            admin = auth["admin"]
+            await sync_handbook(gateway, admin, tmp_path / "handbook")
+            collection = await create_collection(gateway, admin, "Big wiki")
+            documents = [{"source_key": f"{n:04}.md", "content": f"# Page {n}\n"} for n in range(1200)]
+            documents[-1] = {"source_key": "runbook.md", "content": RUNBOOK}  # in the last slice
+            batch = await gateway.post(
+                f"/api/md-collections/{collection['id']}/documents/batch",
+                json={"documents": documents},
+                headers=admin,
+            )
+            assert batch.status_code == 201, batch.text
+            results = batch.json()["results"]
+            assert [result["state"] for result in results] == ["created"] * 1200
+            assert "example.com/acme/handbook:docs/runbook.md" in results[-1]["warnings"][0]
+            assert all(result["warnings"] == [] for result in results[:-1])
+    finally:
+        await running.stop()

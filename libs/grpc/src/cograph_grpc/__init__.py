@@ -2,6 +2,7 @@
 
 from cograph_grpc.arguments import (
     DEFAULT_RELATED_LIMIT,
+    MAX_CONTENT_HASHES,
     MAX_RELATED_LIMIT,
     check_search,
     check_typed_text,
@@ -28,6 +29,7 @@ from cograph_grpc.server import GrpcServer
 
 __all__ = [
     "DEFAULT_RELATED_LIMIT",
+    "MAX_CONTENT_HASHES",
     "MAX_RELATED_LIMIT",
     "AlreadyExists",
     "FailedPrecondition",

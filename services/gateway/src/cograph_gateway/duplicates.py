@@ -11,6 +11,7 @@ read are never named. A store that is down or slow only costs the warning, never
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,6 +25,7 @@ from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
 from cograph_gateway.identity import Principal
 from cograph_gateway.schemas import DocumentResult, RepoDocument, RepoDocumentSummary
+from cograph_grpc import MAX_CONTENT_HASHES
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,14 @@ LOOKUP_SECONDS = 2.0  # a request is not held up for long by a slow store
 _TWICE = "indexed twice, it is embedded twice and the copies compete in retrieval; keep it in one place"
 
 Copies = dict[str, list[str]]  # content hash -> where else it is indexed, as a person reads it
+
+
+def _slices(hashes: set[str]) -> list[list[str]]:
+    """The hashes, sorted, in lookups a store takes (a batch may be configured larger)."""
+    ordered = sorted(hashes)
+    return [
+        ordered[start : start + MAX_CONTENT_HASHES] for start in range(0, len(ordered), MAX_CONTENT_HASHES)
+    ]
 
 
 async def _copies(store: str, find: Callable[[], Awaitable[Copies]]) -> Copies:
@@ -62,14 +72,17 @@ async def warn_of_repository_copies(
         repositories = await access.readable_repositories(principal)
         if not repositories:
             return {}
-        found = await backends.repodocs.FindDocumentsByContent(
-            rpb.FindDocumentsByContentRequest(
-                content_hashes=sorted({hashes[index] for index in stored}), repository_ids=repositories
-            ),
-            timeout=LOOKUP_SECONDS,
+        answers = await asyncio.gather(
+            *(
+                backends.repodocs.FindDocumentsByContent(
+                    rpb.FindDocumentsByContentRequest(content_hashes=some, repository_ids=repositories),
+                    timeout=LOOKUP_SECONDS,
+                )
+                for some in _slices({hashes[index] for index in stored})
+            )
         )
         copies: Copies = {}
-        for match in found.matches:
+        for match in (match for found in answers for match in found.matches):
             copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
         return copies
 
@@ -94,15 +107,17 @@ async def warn_of_collection_copies(
         collections = await access.readable_collections(principal)
         if not collections:
             return {}
-        found = await backends.collections.FindDocumentsByContent(
-            cpb.FindDocumentsByContentRequest(
-                content_hashes=sorted({document.content_hash for document in documents}),
-                collection_ids=collections,
-            ),
-            timeout=LOOKUP_SECONDS,
+        answers = await asyncio.gather(
+            *(
+                backends.collections.FindDocumentsByContent(
+                    cpb.FindDocumentsByContentRequest(content_hashes=some, collection_ids=collections),
+                    timeout=LOOKUP_SECONDS,
+                )
+                for some in _slices({document.content_hash for document in documents})
+            )
         )
         copies: Copies = {}
-        for match in found.matches:
+        for match in (match for found in answers for match in found.matches):
             place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
             copies.setdefault(match.content_hash, []).append(place)
         return copies

@@ -376,6 +376,10 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         assert is_problem(await gateway.post(url, content=body, headers=as_json), 400)["detail"].startswith(
             says
         )
+    form = await gateway.post("/api/md-collections", files={"name": (None, b"x")}, headers=alice)
+    assert is_problem(form, 400)["detail"] == (
+        "the body is multipart/form-data, not JSON: send a JSON object as application/json"
+    )
     is_problem(await gateway.post(f"{base}/documents", files={"other": ("a.md", b"x")}, headers=alice), 400)
     two_files = [("file", ("one.md", b"# One\n")), ("file", ("two.md", b"# Two\n"))]
     several = is_problem(await gateway.post(f"{base}/documents", files=two_files, headers=alice), 400)

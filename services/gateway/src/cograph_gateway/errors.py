@@ -143,6 +143,11 @@ _NO_BODY = [{"message": "'data'", "key": "data", "source": "body"}]
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     detail = exc.detail
     if isinstance(exc.__cause__, SerializationException):  # the decoder's words alone name no cause
+        sent_as = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if sent_as and not sent_as.endswith(("/json", "+json")):  # a form sent to a JSON endpoint
+            return problem(
+                400, f"the body is {cut(sent_as)}, not JSON: send a JSON object as application/json"
+            )
         return problem(400, f"the body is not valid JSON: {cut(detail)}")
     if exc.extra == _NO_BODY:
         return problem(400, "the request body is empty: send a JSON object")

@@ -9,7 +9,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 # MCP's GET opens an event stream: HEAD there stays the MCP transport's to answer.
-_OWN_METHODS = ("/mcp",)
+_EVENT_STREAM_PATHS = ("/mcp",)
 
 
 def answering_head(app: ASGIApp) -> ASGIApp:
@@ -19,7 +19,7 @@ def answering_head(app: ASGIApp) -> ASGIApp:
         if (
             scope["type"] != ScopeType.HTTP
             or scope.get("method") != "HEAD"
-            or scope["path"].startswith(_OWN_METHODS)
+            or scope["path"].startswith(_EVENT_STREAM_PATHS)
         ):
             await app(scope, receive, send)
             return

@@ -17,6 +17,7 @@ from grpc import aio
 from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_db import connect
 
 # Longer than a sync of these small repositories takes, far shorter than the helpers' deadline.
 QUICK_SYNC_SECONDS = 60.0
@@ -196,6 +197,35 @@ async def test_a_page_lists_its_code_in_the_order_it_mentions_it(service: Runnin
     assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
     page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository.id, slug="readme"))
     assert [node.name for node in page.related_code] == ["zeta_fn", "$el", "alpha_fn", "mid_fn"]
+
+
+LANG = "def tokenize(text):\n    return []\n\n\ndef parse(tokens):\n    return None\n"
+PIPELINE = "# Pipeline\n\nTo parse input, first call `tokenize()` and then `parse()`.\n"
+
+
+async def test_related_code_follows_the_mentions_not_the_first_word_that_is_a_name(
+    service: Running, database: str, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"pkg/lang.py": LANG, "README.md": PIPELINE})
+    repository = await service.register("pipeline", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+
+    async def related() -> list[str]:
+        request = pb.GetDocsPageRequest(repository_id=repository.id, slug="readme")
+        return [node.name for node in (await service.stub.GetDocsPage(request)).related_code]
+
+    # "parse" in "To parse input" is prose; the page mentions `tokenize()` first.
+    assert await related() == ["tokenize", "parse"]
+    # Links stored before migration 0013 have no offset: still listed, and a re-link gives it.
+    connection = await connect(database)
+    try:
+        await connection.execute("UPDATE repodocs.repo_document_chunk_mentions SET mention_start = NULL")
+    finally:
+        await connection.close()
+    assert sorted(await related()) == ["parse", "tokenize"]
+    assert (await service.sync(repository.id, force_relink=True)).status == pb.SYNC_STATUS_SUCCESS
+    assert await related() == ["tokenize", "parse"]
 
 
 async def test_pathological_titles_neither_stall_a_sync_nor_the_page_reader(

@@ -90,8 +90,12 @@ def test_a_sphinx_reference_links_to_its_symbol() -> None:
     index = SymbolIndex([("n-loader", "Loader", "pkg.mod.Loader"), ("n-load", "load", "pkg.mod.Loader.load")])
     text = "Use :meth:`.Loader.load` of :class:`the loader <pkg.mod.Loader>`."
     assert resolve_mentions(find_mentions(text), index) == [
-        ResolvedMention(code_node_key="n-load", form=BACKTICK, text="Loader.load"),
-        ResolvedMention(code_node_key="n-loader", form=BACKTICK, text="pkg.mod.Loader"),
+        ResolvedMention(
+            code_node_key="n-load", form=BACKTICK, text="Loader.load", start=text.index("Loader")
+        ),
+        ResolvedMention(
+            code_node_key="n-loader", form=BACKTICK, text="pkg.mod.Loader", start=text.index("pkg.mod")
+        ),
     ]
 
 
@@ -115,8 +119,13 @@ def test_a_symbol_named_in_another_script_is_linked() -> None:
     index = SymbolIndex((s.qualified_name, s.name, s.qualified_name) for s in symbols)
     text = "Call `Überweisung` first, then 計算()."
     assert resolve_mentions(find_mentions(text), index) == [
-        ResolvedMention(code_node_key="bank.konto.Überweisung", form=BACKTICK, text="Überweisung"),
-        ResolvedMention(code_node_key="bank.konto.計算", form=CALL, text="計算"),
+        ResolvedMention(
+            code_node_key="bank.konto.Überweisung",
+            form=BACKTICK,
+            text="Überweisung",
+            start=text.index("Überweisung"),
+        ),
+        ResolvedMention(code_node_key="bank.konto.計算", form=CALL, text="計算", start=text.index("計算")),
     ]
 
 
@@ -186,10 +195,18 @@ def test_resolve_links_each_node_once_from_its_first_mention() -> None:
         "the `Settings` struct is documented in settings.md. `run` is too generic to link."
     )
     assert resolve_mentions(find_mentions(text), INDEX) == [
-        ResolvedMention(code_node_key="n-parse", form=BACKTICK, text="ParseConfig"),
-        ResolvedMention(code_node_key="n-dispatch", form=CALL, text="self.dispatch"),
-        ResolvedMention(code_node_key="n-validate", form=CALL, text="validate"),
-        ResolvedMention(code_node_key="n-settings", form=BACKTICK, text="Settings"),
+        ResolvedMention(
+            code_node_key="n-parse", form=BACKTICK, text="ParseConfig", start=text.index("ParseConfig")
+        ),
+        ResolvedMention(
+            code_node_key="n-dispatch", form=CALL, text="self.dispatch", start=text.index("self.dispatch")
+        ),
+        ResolvedMention(
+            code_node_key="n-validate", form=CALL, text="validate", start=text.index("validate()")
+        ),
+        ResolvedMention(
+            code_node_key="n-settings", form=BACKTICK, text="Settings", start=text.index("Settings")
+        ),
     ]
 
 

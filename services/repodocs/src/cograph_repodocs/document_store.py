@@ -45,7 +45,7 @@ CHUNK_COLUMNS = (
     "embedding_model",
     "embedding_dim",
 )
-MENTION_COLUMNS = ("chunk_id", "code_node_id", "form", "mention")
+MENTION_COLUMNS = ("chunk_id", "code_node_id", "form", "mention", "mention_start")
 
 
 class DocumentState(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,6 +119,8 @@ class MentionRow(msgspec.Struct, frozen=True):
     code_node_id: uuid.UUID
     form: MentionForm
     mention: str
+    start: int
+    """Offset of the mention in its chunk's text: a page's related code follows it."""
 
 
 class DocumentStore:
@@ -226,7 +228,7 @@ class DocumentStore:
             await self._db.copy_records_to_table(
                 "repo_document_chunk_mentions",
                 columns=MENTION_COLUMNS,
-                records=[(m.chunk_id, m.code_node_id, m.form.value, m.mention) for m in mentions],
+                records=[(m.chunk_id, m.code_node_id, m.form.value, m.mention, m.start) for m in mentions],
             )
 
     async def count_mentions(self, repository_id: uuid.UUID) -> int:

@@ -45,6 +45,12 @@ def link_chunks(chunks: Iterable[ChunkText], symbols: Symbols) -> list[MentionRo
             local = [r for r in candidates if symbols.paths.get(r.code_node_key) == chunk.path]
             for resolved in local or candidates:
                 rows.append(
-                    MentionRow(chunk.id, uuid.UUID(resolved.code_node_key), resolved.form, resolved.text)
+                    MentionRow(
+                        chunk.id,
+                        uuid.UUID(resolved.code_node_key),
+                        resolved.form,
+                        resolved.text,
+                        resolved.start,
+                    )
                 )
     return rows

@@ -34,6 +34,8 @@ class ResolvedMention(msgspec.Struct, frozen=True, kw_only=True):
     code_node_key: str
     form: MentionForm
     text: str
+    start: int
+    """Offset of the node's first mention in the scanned text."""
 
 
 # A name starts with a letter of any script, `_` or `$` and goes on with letters, digits, `_`, `$`
@@ -180,6 +182,9 @@ def resolve_mentions(mentions: Iterable[Mention], index: SymbolIndex) -> list[Re
                 break
         for node_id in index.lookup(identifier):
             resolved.setdefault(
-                node_id, ResolvedMention(code_node_key=node_id, form=mention.form, text=mention.text)
+                node_id,
+                ResolvedMention(
+                    code_node_key=node_id, form=mention.form, text=mention.text, start=mention.start
+                ),
             )
     return list(resolved.values())

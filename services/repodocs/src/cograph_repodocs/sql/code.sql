@@ -50,10 +50,13 @@ SELECT n.id, n.repository_id, n.name, n.qualified_name, n.kind, n.language, n.pa
        n.signature
 FROM code_nodes n
 JOIN (
-    -- Its first chunk, and where in that chunk its name first stands as a whole word.
+    -- Its first chunk, and where in that chunk it is first mentioned (0-based); for a link stored
+    -- before migration 0013 recorded the offset, where its name first stands as a whole word.
     SELECT DISTINCT ON (m.code_node_id) m.code_node_id, k.chunk_index AS first_chunk,
-           nullif(regexp_instr(k.content, '(?<![[:alnum:]_$])'
-                               || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g') || '(?![[:alnum:]_$])'), 0)
+           coalesce(m.mention_start,
+                    nullif(regexp_instr(k.content, '(?<![[:alnum:]_$])'
+                                        || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g')
+                                        || '(?![[:alnum:]_$])'), 0) - 1)
                AS first_offset
     FROM repo_document_chunk_mentions m
     JOIN repo_document_chunks k ON k.id = m.chunk_id

@@ -218,6 +218,11 @@ async def test_a_repository_synced_read_and_searched(
     page = (await gateway.get(f"{REPO}/docs/{readme['slug']}", headers=alice)).json()
     assert page["document"]["id"] == readme["id"]
     assert "configuration" in [t["anchor"] for t in page["toc"]]
+    # What is missing inside a repository is named as the caller named it, not by internal ids.
+    no_page = is_problem(await gateway.get(f"{REPO}/docs/nope", headers=alice), 404)
+    assert no_page["detail"] == "no docs page 'nope' in this repository"
+    no_document = is_problem(await gateway.get(f"{REPO}/documents/{uuid.UUID(int=1)}", headers=alice), 404)
+    assert no_document["detail"] == f"document {uuid.UUID(int=1)} does not exist in this repository"
 
     found = await gateway.post(f"{REPO}/code/search", json={"query": "parse_config"}, headers=alice)
     assert found.status_code == 200, found.text

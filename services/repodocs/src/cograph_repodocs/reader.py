@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 import msgspec
 
 from cograph_db import Connection
-from cograph_grpc import NotFound
+from cograph_grpc import NotFound, shown
 from cograph_repodocs.code_store import CodeNodeRow, CodeStore
 from cograph_repodocs.document_store import DocumentRow, DocumentStore, PageRow
 from cograph_repodocs.domain.discovery import DocumentKind
@@ -77,7 +77,8 @@ async def docs_page(connection: Connection, repository_id: uuid.UUID, slug: str)
     async with connection.transaction(isolation="repeatable_read", readonly=True):
         document = await documents.by_slug(repository_id, slug)
         if document is None:
-            raise NotFound(f"no docs page {slug!r} in repository {repository_id}")
+            # the caller named the repository: its internal id would tell a reader nothing
+            raise NotFound(f"no docs page {shown(slug)} in this repository")
         related = await CodeStore(connection).mentioned_by_document(document.id)
         pages = await documents.pages(repository_id) if document.kind is DocumentKind.REPO_DOC else None
     # Parsing a long page takes a while: off the event loop, which serves every other request.

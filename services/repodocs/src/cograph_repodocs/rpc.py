@@ -198,7 +198,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).get(repository_id, document_id)
         if row is None:
-            raise NotFound(f"document {document_id} does not exist in repository {repository_id}")
+            raise NotFound(f"document {document_id} does not exist in this repository")
         return pb.GetDocumentResponse(document=document_to_pb(row))
 
     async def GetDocsTree(self, request: pb.GetDocsTreeRequest, context: Context) -> pb.GetDocsTreeResponse:
@@ -224,7 +224,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).chunk(repository_id, chunk_id)
         if row is None:
-            raise NotFound(f"chunk {chunk_id} does not exist in repository {repository_id}")
+            raise NotFound(f"chunk {chunk_id} does not exist in this repository")
         return pb.GetChunkResponse(chunk=chunk_to_pb(row))
 
     async def FindDocumentsByContent(

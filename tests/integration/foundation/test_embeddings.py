@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from litestar import Litestar, Request, post
+from litestar.response import Stream
 
 from cograph_embeddings import EmbeddingError, EmbeddingProvider, OpenAIProvider, local
 from cograph_service import HttpServer
@@ -86,11 +87,13 @@ class FakeRemote:
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
         self.requests: list[dict[str, object]] = []
+        self.authorization: list[str | None] = []
 
         @post("/v1/embeddings", status_code=200)
         async def embeddings(request: Request[Any, Any, Any]) -> dict[str, object]:
             body = await request.json()
             self.requests.append(body)
+            self.authorization.append(request.headers.get("authorization"))
             await asyncio.sleep(self.delay)
             texts = body["input"]
             # Answer out of order: the client must sort by index.
@@ -100,7 +103,18 @@ class FakeRemote:
             ]
             return {"object": "list", "model": body["model"], "data": data}
 
-        self.app = Litestar([embeddings], logging_config=None)
+        @post("/slow/embeddings", status_code=200)
+        async def slow(request: Request[Any, Any, Any]) -> Stream:
+            """Headers at once, then the body a byte a second: each read is quick, the whole is not."""
+
+            async def drip() -> AsyncIterator[bytes]:
+                for byte in b'{"data": []}':
+                    await asyncio.sleep(1)
+                    yield bytes([byte])
+
+            return Stream(drip(), media_type="application/json")
+
+        self.app = Litestar([embeddings, slow], logging_config=None)
 
 
 @pytest.fixture
@@ -224,3 +238,38 @@ async def test_local_liveness_is_the_model_loaded(embedder: EmbeddingProvider) -
     with pytest.raises(EmbeddingError, match="no sentence-transformers model"):
         await broken.check_alive()
     await broken.close()
+
+
+async def test_an_api_key_read_from_a_file_is_sent_without_its_newline(
+    remote: tuple[FakeRemote, str],
+) -> None:
+    """A Secret made with --from-file ends the key with a newline: the header would be invalid,
+    and httpx's error about it quotes the header, key and all."""
+    fake, url = remote
+    provider = OpenAIProvider(
+        base_url=url, model="m", api_key="  sk-test-key\n", batch_size=8, timeout_seconds=5, dimensions=3
+    )
+    await provider.embed(["hello"])
+    await provider.close()
+    assert fake.authorization == ["Bearer sk-test-key"]
+
+
+@pytest.mark.parametrize("key", ["sk-one\nsk-two", "sk-\u201ctest\u201d", "sk-\x00"])
+async def test_an_api_key_no_header_can_carry_is_refused_without_quoting_it(key: str) -> None:
+    with pytest.raises(EmbeddingError, match="COGRAPH_EMBEDDING__API_KEY holds a character") as refused:
+        OpenAIProvider(
+            base_url="http://127.0.0.1:1/v1", model="m", api_key=key, batch_size=8, timeout_seconds=5
+        )
+    assert "sk-" not in str(refused.value)
+
+
+async def test_the_timeout_bounds_the_whole_request_not_each_read(remote: tuple[FakeRemote, str]) -> None:
+    _, url = remote
+    provider = OpenAIProvider(
+        base_url=url.replace("/v1", "/slow"), model="m", api_key="", batch_size=8, timeout_seconds=1.5
+    )
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(EmbeddingError, match=r"did not answer within 1.5 s"):
+        await provider.embed(["hello"])
+    assert asyncio.get_running_loop().time() - started < 3.0  # the body alone drips for 12 s
+    await provider.close()

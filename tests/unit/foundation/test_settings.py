@@ -37,6 +37,25 @@ def test_values_are_converted_to_their_types() -> None:
     assert settings.auth.api_tokens[0].roles == ["admin"]
 
 
+def test_values_are_read_without_the_whitespace_around_them() -> None:
+    """Secrets are mounted from files, and a file ends with a newline: a DSN, an API key or a
+    JWT secret with it would fail in ways that do not point at the newline."""
+    settings = load_settings(
+        {
+            "COGRAPH_DATABASE__DSN": "postgresql://cograph@db:5432/cograph\n",
+            "COGRAPH_EMBEDDING__API_KEY": "sk-test\r\n",
+            "COGRAPH_AUTH__JWT_SECRET": "  hs256-secret\n",
+            "COGRAPH_EMBEDDING__BATCH_SIZE": "64\n",
+            "COGRAPH_AUTH__API_TOKENS": '[{"token": "t1", "sub": "ci"}]\n',
+        }
+    )
+    assert settings.database.dsn == "postgresql://cograph@db:5432/cograph"
+    assert settings.embedding.api_key == "sk-test"
+    assert settings.auth.jwt_secret == "hs256-secret"
+    assert settings.embedding.batch_size == 64
+    assert settings.auth.api_tokens[0].token == "t1"
+
+
 @pytest.mark.parametrize(
     ("environ", "message"),
     [

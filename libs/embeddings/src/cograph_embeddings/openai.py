@@ -24,6 +24,19 @@ class _Response(msgspec.Struct):
 LIVENESS_TIMEOUT_SECONDS = 2.0
 
 
+def _header_safe_key(api_key: str) -> str:
+    """The key without the whitespace around it (a key read from a file or a Secret made from
+    one ends with a newline); EmbeddingError, not quoting it, when what is left cannot be sent
+    in a header."""
+    key = api_key.strip()
+    if not (key.isascii() and key.isprintable()):
+        raise EmbeddingError(
+            "COGRAPH_EMBEDDING__API_KEY holds a character an HTTP header cannot carry (a control"
+            " character, or a letter outside ASCII such as a typographic quote): set the key alone"
+        )
+    return key
+
+
 class OpenAIProvider(EmbeddingProvider):
     kind = "openai"
     remote = True
@@ -43,7 +56,8 @@ class OpenAIProvider(EmbeddingProvider):
         self._model = model
         self._dimensions = dimensions
         self._timeout = timeout_seconds
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        key = _header_safe_key(api_key)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout_seconds))
         self._info: ModelInfo | None = None
         self._info_lock = asyncio.Lock()
@@ -71,10 +85,15 @@ class OpenAIProvider(EmbeddingProvider):
         if self._dimensions:
             body["dimensions"] = self._dimensions
         try:
-            response = await self._client.post(self._url, json=body)
-        except httpx.TimeoutException:
+            # httpx's timeout bounds each read: a body sent a little at a time never trips it
+            response = await asyncio.wait_for(self._client.post(self._url, json=body), self._timeout)
+        except (httpx.TimeoutException, TimeoutError):
             raise EmbeddingError(
                 f"the embedding endpoint {self._url} did not answer within {self._timeout:g} s"
+            ) from None
+        except httpx.LocalProtocolError:  # its words would quote the headers, the key among them
+            raise EmbeddingError(
+                f"the request to the embedding endpoint {self._url} could not be written"
             ) from None
         except httpx.TransportError as exc:
             raise EmbeddingError(f"the embedding endpoint {self._url} is unreachable: {exc}") from None

@@ -65,10 +65,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         if name not in known:
             raise SettingsError(f"{name} is not a setting; the settings are listed in the README")
         section, field = known[name]
-        value: Any = raw
+        # A value read from a file (a Kubernetes Secret made with --from-file) ends with a
+        # newline that is no part of a DSN, a key or a secret.
+        value: Any = raw.strip()
         if _is_structured(field.type):
             try:
-                value = msgspec.json.decode(raw)
+                value = msgspec.json.decode(value)
             except msgspec.DecodeError as exc:
                 raise SettingsError(f"{name} must be JSON: {exc}") from None
         data.setdefault(section, {})[field.name] = value

@@ -10,12 +10,15 @@ import sys
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 from e2e.gateway.helpers import wait_for_jobs
 from integration.repodocs.helpers import GitRepo
 
 from cograph_cli.main import main
-from cograph_cli.runtime import System
+from cograph_cli.runtime import System, start_system
+from cograph_embeddings import EmbeddingProvider
+from cograph_settings import Settings
 
 ALICE = "test-alice-token"
 ADMIN = "test-admin-token"
@@ -190,6 +193,42 @@ async def test_a_document_too_large_for_any_request_fails_alone(
     assert "failed   huge.md:" in out, out
     assert "(too_large)" in out, out
     assert "2 document(s): 1 created, 0 replaced, 0 unchanged, 1 failed" in out, out
+
+
+async def test_a_gateway_taking_smaller_batches_gets_all_the_documents(
+    settings: Settings,
+    database: str,
+    embedder: EmbeddingProvider,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """With COGRAPH_COLLECTIONS__MAX_BATCH_DOCUMENTS below the 100 the command sends a batch, the
+    gateway refused the first batch and the command exited 1 with nothing uploaded; it now sends
+    batches the size the refusal names."""
+    replace = msgspec.structs.replace
+    smaller = replace(settings, collections=replace(settings.collections, max_batch_documents=30))
+    running = await start_system(smaller, database, embedder)
+    try:
+        await asyncio.wait_for(running.hosts["gateway"].ready.wait(), 30)
+        auth = ["--url", running.gateway_url, "--token", ALICE]
+        status, out, _ = await cograph(capsys, "collection", "create", "Many", *auth)
+        assert status == 0, out
+        collection_id = out.strip()
+        docs = tmp_path / "many"
+        docs.mkdir()
+        for n in range(120):
+            (docs / f"d{n:03}.md").write_text(f"# Page {n}\n\nText {n}.\n")
+        status, out, err = await cograph(capsys, "collection", "upload", collection_id, str(docs), *auth)
+        assert status == 0, out + err
+        assert "120 document(s): 120 created, 0 replaced, 0 unchanged, 0 failed" in out, out
+        assert err == "", err
+        async with httpx.AsyncClient(base_url=running.gateway_url, timeout=30) as client:
+            found = await client.get(
+                f"/api/md-collections/{collection_id}", headers={"Authorization": f"Bearer {ALICE}"}
+            )
+        assert found.json()["document_count"] == 120, found.text
+    finally:
+        await running.stop()
 
 
 def _checkout(root: Path) -> Path:

@@ -11,6 +11,7 @@ import argparse
 import os
 import re
 import sys
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ MARKDOWN_SUFFIXES = (".md", ".mdx")
 # (COGRAPH_COLLECTIONS__MAX_BATCH_DOCUMENTS 1000, COGRAPH_GATEWAY__MAX_UPLOAD_BYTES 64 MiB).
 BATCH_DOCUMENTS = 100
 BATCH_BYTES = 8 * 2**20
+# The collections service's refusal of a batch larger than its COGRAPH_COLLECTIONS__MAX_BATCH_DOCUMENTS.
+_BATCH_LIMIT = re.compile(r"a batch holds at most (\d+) documents")
 TIMEOUT = httpx.Timeout(30.0, read=300.0)
 SNIPPET_CHARS = 200
 _SLUG = re.compile(r"^([^/\s]+)/([^/\s]+)/([^/\s]+)$")
@@ -162,17 +165,37 @@ def markdown_files(paths: list[Path]) -> list[LocalDocument]:
     return found
 
 
-def batches(documents: list[tuple[str, bytes]]) -> Iterator[list[tuple[str, bytes]]]:
+def batches(
+    documents: list[tuple[str, bytes]], most: int = BATCH_DOCUMENTS
+) -> Iterator[list[tuple[str, bytes]]]:
+    """Batches of at most `most` documents and BATCH_BYTES of content (a larger document alone)."""
     batch: list[tuple[str, bytes]] = []
     size = 0
     for document in documents:
-        if batch and (len(batch) >= BATCH_DOCUMENTS or size + len(document[1]) > BATCH_BYTES):
+        if batch and (len(batch) >= most or size + len(document[1]) > BATCH_BYTES):
             yield batch
             batch, size = [], 0
         batch.append(document)
         size += len(document[1])
     if batch:
         yield batch
+
+
+def smaller_batch(response: httpx.Response, size: int) -> int | None:
+    """How many documents a batch of `size` may hold, when the gateway refused it for its count:
+    the limit the refusal names, else half; None when the refusal is about something else."""
+    if response.status_code not in (400, 422) or size < 2:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    detail = str(body.get("detail") or "") if isinstance(body, dict) else ""
+    match = _BATCH_LIMIT.search(detail)
+    if match is None:
+        return None
+    limit = int(match.group(1))
+    return limit if 0 < limit < size else size // 2
 
 
 def _progress(*columns: ProgressColumn) -> Progress:
@@ -239,10 +262,19 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
     progress = _progress(*columns, TimeElapsedColumn())
     with progress:
         task = progress.add_task("upload", total=len(utf8) + len(other))
-        for batch in batches(utf8):
+        pending = deque(batches(utf8))
+        while pending:
+            batch = pending.popleft()
             body = {"documents": [{"source_key": k, "content": c.decode()} for k, c in batch]}
             path = f"/api/md-collections/{collection_id}/documents/batch"
             response = gateway.send("POST", path, json=body)
+            most = smaller_batch(response, len(batch))
+            if most is not None:
+                # The gateway takes fewer documents a batch (COGRAPH_COLLECTIONS__MAX_BATCH_DOCUMENTS):
+                # this batch and the rest go in batches that small.
+                rest = [document for waiting in (batch, *pending) for document in waiting]
+                pending = deque(batches(rest, most))
+                continue
             if response.status_code == 413:
                 # Over the gateway's request limit as one body: each goes alone, and one too
                 # large for any request is that document's failure, not the command's.

@@ -73,6 +73,7 @@ async def test_create_upload_and_search_a_collection(
     assert "(not_utf8)" in out, out
     assert "4 document(s): 3 created, 0 replaced, 0 unchanged, 1 failed" in out, out
     assert "notes.txt" not in out
+    assert "embedding in the background" in out, out
 
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         headers = {"Authorization": f"Bearer {ALICE}"}
@@ -91,6 +92,8 @@ async def test_create_upload_and_search_a_collection(
     )
     assert status == 0
     assert "1 document(s): 0 created, 0 replaced, 1 unchanged, 0 failed" in out, out
+    # Nothing new to embed: the command does not say it is embedding.
+    assert "embedding in the background" not in out, out
 
     status, out, _ = await cograph(
         capsys, "search", "promote the standby replica", "--collection", collection_id, *auth

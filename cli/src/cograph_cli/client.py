@@ -221,7 +221,6 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
     counts = {"created": 0, "replaced": 0, "unchanged": 0, "failed": 0}
     failures: list[str] = []
     warnings: list[str] = []
-    jobs: list[str] = []
 
     def record(result: dict[str, Any]) -> None:
         key = result.get("source_key", "?")
@@ -248,8 +247,6 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
             state = answer.get("state", "created")
             counts[state] = counts.get(state, 0) + 1
             record(answer)
-            if answer.get("job_id"):
-                jobs.append(answer["job_id"])
         elif status in (413, 422):  # this document's refusal: the others go on
             counts["failed"] += 1
             reason = answer.get("reason") or ("too_large" if status == 413 else "refused")
@@ -287,7 +284,6 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
                 record(result)
             for name in counts:
                 counts[name] += int(answer["counts"].get(name, 0))
-            jobs.append(answer["job_id"])
             progress.advance(task, len(batch))
         # JSON carries text only: a document that is not UTF-8 goes as a file, for the
         # collection to judge (and refuse with its reason) like any other.
@@ -300,7 +296,7 @@ def upload(gateway: Gateway, collection_id: str, paths: list[Path]) -> int:
         f"{len(documents)} document(s): {counts['created']} created, {counts['replaced']} replaced, "
         f"{counts['unchanged']} unchanged, {counts['failed']} failed"
     )
-    if jobs:
+    if counts["created"] or counts["replaced"]:  # unchanged and failed documents have nothing to embed
         print("embedding in the background; `cograph search` finds them once it is done")
     return 1 if counts["failed"] else 0
 

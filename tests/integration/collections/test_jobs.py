@@ -547,3 +547,43 @@ async def test_a_second_embed_job_waits_for_the_running_one_and_nothing_is_embed
     assert sorted(embedded) == sorted(
         [*(f"# First {i}\n\nBody {i}." for i in range(3)), "# Second\n\nLater."]
     ), "a chunk was embedded twice or never"
+
+
+async def test_vectors_of_the_model_at_another_dimension_are_stale_and_embedded_again(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """COGRAPH_EMBEDDING__DIMENSIONS changed, the model name kept: the stored vectors cannot be
+    compared with queries any more. They count as stale, and the next embed job replaces them,
+    where they passed for current and the dense stream found nothing, for good."""
+    await service.upload(collection.id, ("a.md", b"# Alpha\n\nThe zorblax restarts the pump."))
+    await service.wait_for_jobs(collection.id)
+    connection = await connect(database)
+    try:  # as the same model asked for three dimensions embedded them
+        await connection.execute(
+            "UPDATE collections.md_chunks SET embedding = '[0.1, 0.2, 0.3]', embedding_dim = 3"
+            " WHERE collection_id = $1",
+            uuid.UUID(collection.id),
+        )
+    finally:
+        await connection.close()
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert (status.embedded_chunks, status.stale_chunks) == (0, 1)
+
+    await service.upload(collection.id, ("b.md", b"# Beta\n\nSomething else entirely."))  # queues an embed
+    await service.wait_for_jobs(collection.id)
+    status = await service.stub.GetEmbedStatus(pb.GetEmbedStatusRequest(collection_id=collection.id))
+    assert (status.embedded_chunks, status.pending_chunks, status.stale_chunks) == (2, 0, 0)
+    response = await service.stub.SearchChunks(
+        pb.SearchChunksRequest(
+            collection_ids=[collection.id],
+            query="pump restart",
+            query_embedding=await embedder.embed_one("pump restart"),
+            embedding_model=(await embedder.info()).name,
+            limit=2,
+            dense_weight=1.0,
+            text_weight=0.0,
+            rrf_k=60,
+        )
+    )
+    assert [hit.document_title for hit in response.hits] == ["Alpha", "Beta"]
+    assert response.hits[0].ranks.dense == 1  # found by its vector, not left out

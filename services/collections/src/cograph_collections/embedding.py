@@ -35,7 +35,7 @@ class ChunkEmbedder:
         async with self._pool.acquire() as connection:
             await ensure_vector_index(connection, TABLE, model.dimension)
             total: int = await connection.fetchval(
-                SQL.count_chunks_to_embed, collection_id, everything, model.name
+                SQL.count_chunks_to_embed, collection_id, everything, model.name, model.dimension
             )
         done = 0
         cursor = uuid.UUID(int=0)
@@ -43,7 +43,13 @@ class ChunkEmbedder:
         while True:
             async with self._pool.acquire() as connection:
                 rows = await connection.fetch(
-                    SQL.select_chunks_to_embed, collection_id, everything, model.name, cursor, page
+                    SQL.select_chunks_to_embed,
+                    collection_id,
+                    everything,
+                    model.name,
+                    model.dimension,
+                    cursor,
+                    page,
                 )
             if not rows:
                 return done

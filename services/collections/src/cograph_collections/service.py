@@ -130,6 +130,7 @@ class Collections:
                 DOCUMENT_SQL.embed_status,
                 collection_id,
                 model.name,
+                model.dimension,
                 params.max_chars,
                 params.min_chars,
                 params.max_chunks,

@@ -136,26 +136,32 @@ SELECT count(*) FROM md_links
 WHERE collection_id = $1 AND target_document_id IS NULL AND target_key IS NOT NULL;
 
 -- name: count_chunks_to_embed
+-- What needs a vector: none yet, or one of another model or dimension ($3, $4).
 SELECT count(*) FROM md_chunks
-WHERE collection_id = $1 AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3);
+WHERE collection_id = $1
+  AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3 OR embedding_dim IS DISTINCT FROM $4);
 
 -- name: select_chunks_to_embed
 -- Keyset pages: rows embedded meanwhile drop out, the cursor never skips one.
 SELECT id, content FROM md_chunks
-WHERE collection_id = $1 AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3)
-  AND id > $4
+WHERE collection_id = $1
+  AND ($2 OR embedding IS NULL OR embedding_model IS DISTINCT FROM $3 OR embedding_dim IS DISTINCT FROM $4)
+  AND id > $5
 ORDER BY id
-LIMIT $5;
+LIMIT $6;
 
 -- name: update_embedding
 UPDATE md_chunks SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
 
 -- name: embed_status
+-- A vector is current when it came from the configured model at its dimension ($2, $3): the
+-- same model name asked for another dimension makes vectors the dense stream cannot compare.
 SELECT count(*) AS total,
-       count(*) FILTER (WHERE embedding IS NOT NULL AND embedding_model = $2) AS embedded,
+       count(*) FILTER (WHERE embedding IS NOT NULL AND embedding_model = $2 AND embedding_dim = $3) AS embedded,
        count(*) FILTER (WHERE embedding IS NULL) AS pending,
-       count(*) FILTER (WHERE embedding IS NOT NULL AND embedding_model IS DISTINCT FROM $2) AS stale,
-       count(*) FILTER (WHERE (chunker_max_chars, chunker_min_chars, chunker_max_chunks) <> ($3, $4, $5))
+       count(*) FILTER (WHERE embedding IS NOT NULL
+                          AND (embedding_model IS DISTINCT FROM $2 OR embedding_dim IS DISTINCT FROM $3)) AS stale,
+       count(*) FILTER (WHERE (chunker_max_chars, chunker_min_chars, chunker_max_chunks) <> ($4, $5, $6))
            AS outdated_chunker
 FROM md_chunks WHERE collection_id = $1;
 

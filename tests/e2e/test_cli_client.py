@@ -198,6 +198,54 @@ async def test_a_document_too_large_for_any_request_fails_alone(
     assert "2 document(s): 1 created, 0 replaced, 0 unchanged, 1 failed" in out, out
 
 
+async def test_symbolic_links_are_followed_only_inside_the_directory(
+    system: System, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A link to a file outside the directory given (passwd.md -> a secret) was uploaded, and a
+    linked directory was skipped without a word. Links are now followed while their target stays
+    inside the directory; the others are skipped with one warning each, and a loop ends."""
+    url = system.gateway_url
+    auth = ["--url", url, "--token", ALICE]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nroot:x:0:0\n")
+    docs = tmp_path / "docs"
+    (docs / "db").mkdir(parents=True)
+    (docs / "paging.md").write_text("# Paging\n\nPage the on-call.\n")
+    (docs / "db" / "failover.md").write_text("# Failover\n\nPromote the replica.\n")
+    (docs / "alias.md").symlink_to("paging.md")
+    (docs / "shortcut").symlink_to("db", target_is_directory=True)
+    (docs / "passwd.md").symlink_to(outside / "secret.md")
+    (docs / "external").symlink_to(outside, target_is_directory=True)
+    (docs / "db" / "loop").symlink_to("..", target_is_directory=True)
+    (docs / "gone.md").symlink_to("missing.md")
+
+    status, out, _ = await cograph(capsys, "collection", "create", "Linked", *auth)
+    assert status == 0, out
+    collection_id = out.strip()
+    status, out, err = await cograph(capsys, "collection", "upload", collection_id, str(docs), *auth)
+    assert status == 0, out + err
+    assert "4 document(s): 4 created, 0 replaced, 0 unchanged, 0 failed" in out, out
+    warnings = err.strip().splitlines()
+    assert all(line.startswith("cograph: warning: skipped ") for line in warnings), err
+    assert f"skipped {docs / 'passwd.md'}: a symbolic link to {outside / 'secret.md'}, outside {docs}" in err
+    assert f"skipped {docs / 'external'}: a symbolic link to {outside}, outside {docs}" in err
+    assert f"skipped {docs / 'db' / 'loop'}: a symbolic link to {docs}, a directory it is in (a loop)" in err
+    assert f"skipped {docs / 'gone.md'}: a symbolic link to missing.md, which leads to no file" in err
+    assert len(warnings) == 5, err  # the loop again under shortcut/
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        listed = await client.get(
+            f"/api/md-collections/{collection_id}/documents", headers={"Authorization": f"Bearer {ALICE}"}
+        )
+    assert sorted(d["source_key"] for d in listed.json()["items"]) == [
+        "alias.md",
+        "db/failover.md",
+        "paging.md",
+        "shortcut/failover.md",
+    ]
+
+
 async def test_a_gateway_taking_smaller_batches_gets_all_the_documents(
     settings: Settings,
     database: str,

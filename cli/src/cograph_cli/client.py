@@ -150,14 +150,58 @@ class LocalDocument:
     path: Path
 
 
+def _warn(message: str) -> None:
+    print(f"cograph: warning: {message}", file=sys.stderr)
+
+
+def _directory_documents(given: Path) -> list[LocalDocument]:
+    """Every .md/.mdx under `given`, keyed by its path inside it.
+
+    A symbolic link is followed while its target stays inside `given`; one that points outside,
+    leads nowhere, or back to a directory it is in (a loop) is skipped with a warning.
+    """
+    root = Path(os.path.realpath(given))
+    found: list[LocalDocument] = []
+
+    def skip(path: Path, why: str) -> None:
+        _warn(f"skipped {path}: {why}")
+
+    def walk(directory: Path, ancestors: frozenset[Path]) -> None:
+        try:
+            entries = sorted(directory.iterdir())
+        except OSError as error:
+            skip(directory, f"cannot be read ({error.strerror or error})")
+            return
+        for path in entries:
+            markdown = path.suffix.lower() in MARKDOWN_SUFFIXES
+            if path.is_symlink():
+                target = Path(os.path.realpath(path))
+                if not target.exists():
+                    if markdown:
+                        skip(path, f"a symbolic link to {os.readlink(path)}, which leads to no file")
+                    continue
+                if not target.is_relative_to(root):
+                    if markdown or target.is_dir():
+                        skip(path, f"a symbolic link to {target}, outside {given}")
+                    continue
+                if target in ancestors:
+                    skip(path, f"a symbolic link to {target}, a directory it is in (a loop)")
+                    continue
+            if path.is_dir():
+                walk(path, ancestors | {Path(os.path.realpath(path))})
+            elif markdown and path.is_file():
+                found.append(LocalDocument(path.relative_to(given).as_posix(), path))
+
+    walk(given, frozenset({root}))
+    return found
+
+
 def markdown_files(paths: list[Path]) -> list[LocalDocument]:
     """Files as given (keyed by their name), and every .md/.mdx under a directory (keyed relative to it)."""
     found: list[LocalDocument] = []
     for given in paths:
         if given.is_dir():
-            for path in sorted(given.rglob("*")):
-                if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES:
-                    found.append(LocalDocument(path.relative_to(given).as_posix(), path))
+            found.extend(_directory_documents(given))
         elif given.is_file():
             found.append(LocalDocument(given.name, given))
         else:
@@ -371,7 +415,7 @@ def _failures(failures: list[Any]) -> None:
             if isinstance(failure, dict)
             else str(failure)
         )
-        print(f"cograph: warning: {message}", file=sys.stderr)
+        _warn(message)
 
 
 def _retrieve_wiki(gateway: Gateway, query: str, repository: str, limit: int | None) -> dict[str, Any]:

@@ -45,6 +45,7 @@ def test_values_are_read_without_the_whitespace_around_them() -> None:
             "COGRAPH_DATABASE__DSN": "postgresql://cograph@db:5432/cograph\n",
             "COGRAPH_EMBEDDING__API_KEY": "sk-test\r\n",
             "COGRAPH_AUTH__JWT_SECRET": "  hs256-secret\n",
+            "COGRAPH_AUTH__JWT_ISSUER": "https://idp.example.com\n",
             "COGRAPH_EMBEDDING__BATCH_SIZE": "64\n",
             "COGRAPH_AUTH__API_TOKENS": '[{"token": "t1", "sub": "ci"}]\n',
         }
@@ -102,6 +103,15 @@ def test_values_are_read_without_the_whitespace_around_them() -> None:
             "COGRAPH_SEARCH__DEFAULT_LIMIT (500) is above COGRAPH_SEARCH__MAX_LIMIT (100)",
         ),
         ({"COGRAPH_SEARCH__MAX_LIMIT": "501"}, "COGRAPH_SEARCH__MAX_LIMIT: Expected `int` <= 500"),
+        # A JWT key without an issuer accepts no JWT: nobody could sign in with one.
+        (
+            {"COGRAPH_AUTH__JWT_SECRET": "S3cret"},
+            "COGRAPH_AUTH__JWT_SECRET is set but COGRAPH_AUTH__JWT_ISSUER is empty",
+        ),
+        (
+            {"COGRAPH_AUTH__JWKS_URL": "https://idp.example.com/jwks.json"},
+            "COGRAPH_AUTH__JWKS_URL is set but COGRAPH_AUTH__JWT_ISSUER is empty",
+        ),
     ],
 )
 def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> None:

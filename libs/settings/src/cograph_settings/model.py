@@ -238,10 +238,15 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
         list[ApiToken],
         Meta(description='Static API tokens, a JSON list of {"token", "sub", "groups", "roles"}.'),
     ] = msgspec.field(default_factory=list)
-    jwt_issuer: Annotated[str, Meta(description="Expected `iss` of bearer JWTs; empty disables JWTs.")] = ""
+    jwt_issuer: Annotated[
+        str,
+        Meta(description="Expected `iss` of bearer JWTs; empty disables JWTs (then set no secret or JWKS)."),
+    ] = ""
     jwt_audience: Annotated[str, Meta(description="Expected `aud` of bearer JWTs.")] = ""
-    jwt_secret: Annotated[str, Meta(description="HS256 secret for bearer JWTs.")] = ""
-    jwks_url: Annotated[str, Meta(description="JWKS file path or URL for RS/ES-signed JWTs.")] = ""
+    jwt_secret: Annotated[str, Meta(description="HS256 secret for bearer JWTs; needs the issuer.")] = ""
+    jwks_url: Annotated[
+        str, Meta(description="JWKS file path or URL for RS/ES-signed JWTs; needs the issuer.")
+    ] = ""
     admin_role: Annotated[str, Meta(description="The role that makes a caller an administrator.")] = "admin"
     anonymous_read: Annotated[
         bool, Meta(description="Callers without credentials may read public collections and repos.")
@@ -249,6 +254,24 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
     hide_collection_existence: Annotated[
         bool, Meta(description="Unreadable collections answer 404 like missing ones, instead of 403.")
     ] = False
+
+    def __post_init__(self) -> None:
+        # A key without an issuer checks no JWT at all (an empty issuer disables them), so a
+        # deployment configured with only a key would let nobody sign in, without a word.
+        keys = [
+            name
+            for name, value in (
+                ("COGRAPH_AUTH__JWT_SECRET", self.jwt_secret),
+                ("COGRAPH_AUTH__JWKS_URL", self.jwks_url),
+            )
+            if value
+        ]
+        if keys and not self.jwt_issuer:
+            raise ValueError(
+                f"{' and '.join(keys)} {'is' if len(keys) == 1 else 'are'} set but COGRAPH_AUTH__JWT_ISSUER"
+                " is empty, and without an issuer no JWT is accepted: set COGRAPH_AUTH__JWT_ISSUER to the"
+                " `iss` your tokens carry"
+            )
 
 
 class TelemetrySettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -266,6 +266,90 @@ async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
     assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
 
 
+async def dense_found(service: Running, repository_id: str, query: str) -> tuple[set[str], set[str]]:
+    """(document paths, code qualified names) that the dense stream alone finds for `query`, embedded
+    by the service's own provider as the gateway would."""
+    model = await service.provider.info()
+    [vector] = await service.provider.embed([query])
+    docs = await service.stub.SearchDocChunks(
+        pb.SearchDocChunksRequest(
+            repository_ids=[repository_id],
+            query=query,
+            limit=10,
+            query_embedding=vector,
+            embedding_model=model.name,
+            dense_weight=1,
+            text_weight=0,
+        )
+    )
+    code = await service.stub.SearchCode(
+        pb.SearchCodeRequest(
+            repository_ids=[repository_id],
+            query=query,
+            limit=10,
+            query_embedding=vector,
+            embedding_model=model.name,
+            dense_weight=1,
+            text_weight=0,
+            symbol_weight=0,
+        )
+    )
+    assert all(hit.ranks.dense > 0 for hit in docs.hits)
+    assert all(hit.ranks.dense > 0 for hit in code.hits)
+    return {hit.chunk.path for hit in docs.hits}, {hit.node.qualified_name for hit in code.hits}
+
+
+async def test_vectors_of_the_same_model_at_another_dimension_are_replaced_on_the_next_sync(
+    service: Running, tmp_path: Path
+) -> None:
+    """COGRAPH_EMBEDDING__DIMENSIONS changed, COGRAPH_EMBEDDING__MODEL did not: what was embedded at
+    the old dimension is embedded again, or the dense stream (which looks for the query's
+    dimension) would never find it."""
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit(
+        "first",
+        {"a.md": "# A\n\nAlpha calls `f`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
+    )
+    repository = await service.register("dimensions", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    model = await service.provider.info()
+    everything = ({"a.md", "b.md"}, {"f.f"})
+    assert await dense_found(service, repository.id, "alpha") == everything
+    # As if a.md and f were embedded by this model asked for fewer dimensions: same name, shorter vectors.
+    old = model.dimension // 2
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        await connection.execute(
+            "UPDATE repodocs.repo_document_chunks k"
+            " SET embedding = subvector(embedding, 1, $1), embedding_dim = $1"
+            " FROM repodocs.repo_documents d WHERE d.id = k.document_id AND d.path = 'a.md'",
+            old,
+        )
+        await connection.execute(
+            "UPDATE repodocs.code_nodes SET embedding = subvector(embedding, 1, $1), embedding_dim = $1", old
+        )
+        assert await dense_found(service, repository.id, "alpha") == ({"b.md"}, set())
+        embedded = len(service.provider.texts)
+        refreshed = await service.sync(repository.id)
+        # Same text, same model name, other dimension: indexed again (not a replaced file), and linked again.
+        assert refreshed.status == pb.SYNC_STATUS_SUCCESS, refreshed.error
+        assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
+        assert service.provider.texts[embedded:] == ["# A\n\nAlpha calls `f`.", "f.f function def f():"]
+        assert refreshed.mentions == 1
+        for table in ("repo_document_chunks", "code_nodes"):
+            stored = await connection.fetch(
+                "SELECT DISTINCT embedding_model, embedding_dim, vector_dims(embedding)"
+                f" FROM repodocs.{table}"
+            )
+            assert [tuple(row) for row in stored] == [(model.name, model.dimension, model.dimension)], table
+    finally:
+        await connection.close()
+    assert await dense_found(service, repository.id, "alpha") == everything
+    embedded = len(service.provider.texts)
+    assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
+    assert service.provider.texts[embedded:] == []
+
+
 async def page_path(service: Running, repository_id: str, slug: str) -> str:
     page = await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=repository_id, slug=slug))
     return page.document.summary.path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from cograph_embeddings import ModelInfo
 from cograph_repodocs.code_index import ParsedFile, plan_nodes, scan_code
 from cograph_repodocs.code_store import StoredNode
 from cograph_repodocs.doc_index import plan_documents
@@ -16,6 +17,7 @@ from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.sync_store import Counters
 
 LIMIT = 1 << 20
+MODEL = ModelInfo("m", 384)
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -154,7 +156,7 @@ def test_scan_parses_only_changed_code_and_reports_what_it_skips(tmp_path: Path)
     assert second.deleted == ["b.go"]
 
 
-def stored_nodes(path: str, source: str, model: str | None = "m") -> list[StoredNode]:
+def stored_nodes(path: str, source: str, model: ModelInfo | None = MODEL) -> list[StoredNode]:
     return [
         StoredNode(
             id=uuid.uuid4(),
@@ -164,7 +166,8 @@ def stored_nodes(path: str, source: str, model: str | None = "m") -> list[Stored
             kind=s.kind,
             signature=s.signature,
             start_line=s.start_line,
-            embedding_model=model,
+            embedding_model=model.name if model is not None else None,
+            embedding_dim=model.dimension if model is not None else None,
         )
         for s in extract_symbols(path, source)
     ]
@@ -179,7 +182,7 @@ def test_surviving_symbols_keep_their_ids_and_vectors() -> None:
     after = "X = 1\n\n\ndef keep(a):\n    pass\n\n\ndef resign(a, b):\n    pass\n\n\ndef fresh():\n    pass\n"
     existing = stored_nodes("m.py", before)
     ids = {n.qualified_name: n.id for n in existing}
-    plan = plan_nodes([parsed("m.py", after)], existing, "m")
+    plan = plan_nodes([parsed("m.py", after)], existing, MODEL)
 
     assert {n.symbol.qualified_name: n.id for n in plan.updates} == {
         "m.keep": ids["m.keep"],
@@ -193,13 +196,28 @@ def test_surviving_symbols_keep_their_ids_and_vectors() -> None:
 
 def test_a_model_change_re_embeds_and_duplicates_match_in_order() -> None:
     source = "def f():\n    pass\n\n\ndef f():\n    return 1\n"
-    existing = stored_nodes("d.py", source, model="old")
-    plan = plan_nodes([parsed("d.py", source)], existing, "new")
+    existing = stored_nodes("d.py", source, model=ModelInfo("old", 384))
+    plan = plan_nodes([parsed("d.py", source)], existing, MODEL)
     assert [n.id for n in plan.updates] == [n.id for n in existing]
     assert [n.symbol.start_line for n in plan.updates] == [1, 5]
     assert len(plan.to_embed) == 2
     assert not plan.inserts
     assert not plan.deletes
+
+
+def test_a_vector_of_the_same_model_at_another_dimension_is_re_embedded() -> None:
+    # COGRAPH_EMBEDDING__DIMENSIONS changed, the model name did not: the old vectors are not current.
+    source = "def f():\n    pass\n\n\ndef g():\n    pass\n"
+    existing = stored_nodes("d.py", source, model=ModelInfo("m", 256))
+    plan = plan_nodes([parsed("d.py", source)], existing, MODEL)
+    assert [n.id for n in plan.to_embed] == [n.id for n in existing]
+    assert not plan.inserts
+    # Unembedded nodes too; current ones keep their vector.
+    assert (
+        len(plan_nodes([parsed("d.py", source)], stored_nodes("d.py", source, model=None), MODEL).to_embed)
+        == 2
+    )
+    assert not plan_nodes([parsed("d.py", source)], stored_nodes("d.py", source), MODEL).to_embed
 
 
 def test_a_name_defined_in_the_documents_own_file_wins() -> None:

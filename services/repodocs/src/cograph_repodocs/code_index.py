@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from cograph_embeddings import ModelInfo
 from cograph_repodocs.code_store import NewNode, StoredNode
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, is_excluded_dir
 from cograph_repodocs.domain.opening import NotReadable, read_inside
@@ -48,7 +49,8 @@ class NodePlan(msgspec.Struct, frozen=True, kw_only=True):
     updates: list[NewNode]
     deletes: list[uuid.UUID]
     to_embed: list[NewNode]
-    """Inserted nodes, and updated ones whose embedding text changed or came from another model."""
+    """Inserted nodes, and updated ones whose embedding text changed or whose vector came from another
+    model or dimension."""
 
 
 def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeScan:
@@ -136,7 +138,7 @@ def embedding_text(qualified_name: str, kind: str, signature: str) -> str:
     return f"{qualified_name} {kind} {signature}"
 
 
-def plan_nodes(parsed: list[ParsedFile], existing: list[StoredNode], model: str) -> NodePlan:
+def plan_nodes(parsed: list[ParsedFile], existing: list[StoredNode], model: ModelInfo) -> NodePlan:
     """Map the stored nodes of the changed files onto their new symbols."""
     pool: dict[tuple[str, str, str], deque[StoredNode]] = defaultdict(deque)
     for stored in existing:  # in (path, start_line) order
@@ -151,7 +153,7 @@ def plan_nodes(parsed: list[ParsedFile], existing: list[StoredNode], model: str)
                 old = candidates.popleft()
                 node = NewNode(old.id, symbol)
                 updates.append(node)
-                if old.signature != symbol.signature or old.embedding_model != model:
+                if old.signature != symbol.signature or not old.embedded_by(model):
                     to_embed.append(node)
             else:
                 node = NewNode(uuid.uuid4(), symbol)

@@ -45,6 +45,12 @@ class StoredNode(msgspec.Struct, frozen=True, kw_only=True):
     signature: str
     start_line: int
     embedding_model: str | None
+    embedding_dim: int | None
+
+    def embedded_by(self, model: ModelInfo) -> bool:
+        """Whether its vector is the current one: this model's name and dimension (one model name can
+        give vectors of several dimensions, and the dense stream looks for the query's only)."""
+        return self.embedding_model == model.name and self.embedding_dim == model.dimension
 
 
 class CodeNodeRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,8 +83,9 @@ class CodeStore:
         rows = await self._db.fetch(SQL.select_nodes_of_files, repository_id, list(paths))
         return [msgspec.convert(dict(row), StoredNode) for row in rows]
 
-    async def nodes_to_embed(self, repository_id: uuid.UUID, model: str) -> list[StoredNode]:
-        rows = await self._db.fetch(SQL.select_nodes_to_embed, repository_id, model)
+    async def nodes_to_embed(self, repository_id: uuid.UUID, model: ModelInfo) -> list[StoredNode]:
+        """Nodes whose vector is missing or was not made by `model` at its dimension."""
+        rows = await self._db.fetch(SQL.select_nodes_to_embed, repository_id, model.name, model.dimension)
         return [msgspec.convert(dict(row), StoredNode) for row in rows]
 
     async def delete_files(self, repository_id: uuid.UUID, paths: Sequence[str]) -> None:

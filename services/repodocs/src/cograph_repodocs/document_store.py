@@ -57,6 +57,8 @@ class DocumentState(msgspec.Struct, frozen=True, kw_only=True):
     kind: DocumentKind
     slug: str
     stale: bool
+    """Some chunk was embedded by another model, or by this one at another dimension, or built with
+    other chunker parameters: the document is indexed again although its text did not change."""
 
 
 class ContentMatch(msgspec.Struct, frozen=True):
@@ -130,10 +132,12 @@ class DocumentStore:
     # The sync's reads and writes.
 
     async def states(
-        self, repository_id: uuid.UUID, model: str, max_words: int, overlap_words: int
+        self, repository_id: uuid.UUID, model: ModelInfo, max_words: int, overlap_words: int
     ) -> list[DocumentState]:
+        """Every document; `stale` when a chunk was not embedded by `model` at its dimension, or was
+        built with other chunker parameters."""
         rows = await self._db.fetch(
-            SQL.select_document_states, repository_id, model, max_words, overlap_words
+            SQL.select_document_states, repository_id, model.name, model.dimension, max_words, overlap_words
         )
         return [msgspec.convert(dict(row), DocumentState) for row in rows]
 

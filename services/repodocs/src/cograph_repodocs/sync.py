@@ -110,12 +110,12 @@ class SyncPipeline:
                 await ensure_vector_index(connection, table, model.dimension)
             code_hashes = await CodeStore(connection).file_hashes(repository.id)
             states = await DocumentStore(connection).states(
-                repository.id, model.name, chunker.max_words, chunker.overlap_words
+                repository.id, model, chunker.max_words, chunker.overlap_words
             )
         # Walking, hashing, parsing and chunking block: off the event loop, which keeps serving RPCs.
         code = await asyncio.to_thread(scan_code, checkout.root, code_hashes, self._max_file_bytes)
         docs = await asyncio.to_thread(plan_documents, checkout.root, states, self._max_file_bytes, chunker)
-        nodes, stale_nodes = await self._plan_nodes(repository, code, model.name)
+        nodes, stale_nodes = await self._plan_nodes(repository, code, model)
 
         chunks = [
             NewChunk(uuid.uuid4(), document.id, chunk, None)
@@ -178,10 +178,10 @@ class SyncPipeline:
         )
 
     async def _plan_nodes(
-        self, repository: RepositoryRow, code: CodeScan, model: str
+        self, repository: RepositoryRow, code: CodeScan, model: ModelInfo
     ) -> tuple[NodePlan, list[StoredNode]]:
         """The node plan of the changed files, and the nodes of untouched files to re-embed
-        (their vector is missing or came from another model)."""
+        (their vector is missing or came from another model, or from this one at another dimension)."""
         touched = {f.path for f in code.parsed} | set(code.deleted)
         async with self._pool.acquire() as connection:
             store = CodeStore(connection)

@@ -11,16 +11,17 @@ SELECT $1, u.path, u.content_hash FROM unnest($2::text[], $3::text[]) AS u (path
 ON CONFLICT (repository_id, path) DO UPDATE SET content_hash = excluded.content_hash;
 
 -- name: select_nodes_of_files
-SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model
+SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model, embedding_dim
 FROM code_nodes
 WHERE repository_id = $1 AND path = ANY($2::text[])
 ORDER BY path, start_line, id;
 
 -- name: select_nodes_to_embed
--- Nodes whose vector is missing or came from another model.
-SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model
+-- Nodes whose vector is missing or came from another model ($2), or from this model at another
+-- dimension ($3): the dense stream would never find them.
+SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model, embedding_dim
 FROM code_nodes
-WHERE repository_id = $1 AND embedding_model IS DISTINCT FROM $2
+WHERE repository_id = $1 AND (embedding_model IS DISTINCT FROM $2 OR embedding_dim IS DISTINCT FROM $3)
 ORDER BY path, start_line, id;
 
 -- name: delete_nodes

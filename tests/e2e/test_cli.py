@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -13,6 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from cograph_db import connect
+from cograph_db.migrate import LOCK_KEY
 
 
 def _free_port() -> int:
@@ -130,3 +135,46 @@ def test_a_database_or_key_file_that_cannot_work_is_one_line(tmp_path: Path, dat
         assert last.startswith("cograph: "), finished.stderr
         assert message in last, last
         assert "Traceback" not in finished.stderr
+
+
+async def _first_answer(ops: httpx.AsyncClient, path: str, status: int) -> httpx.Response:
+    """The first answer of `path` with `status`, asking twice a second for up to a minute."""
+    for _ in range(120):
+        with contextlib.suppress(httpx.TransportError):
+            answer = await ops.get(path)
+            if answer.status_code == status:
+                return answer
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"{path} never answered {status}")
+
+
+async def test_a_service_waiting_on_its_migration_is_alive_but_not_ready(database: str) -> None:
+    """A migration may run for minutes, or wait for another replica's: meanwhile the ops port
+    answers /healthz, or the startup probe kills the pod and its migration is rolled back,
+    again and again. Ready only once the service serves."""
+    http_port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")} | {
+        "COGRAPH_DATABASE__DSN": database,
+        "COGRAPH_COLLECTIONS__GRPC_PORT": str(_free_port()),
+        "COGRAPH_COLLECTIONS__HTTP_PORT": str(http_port),
+    }
+    holder = await connect(database)
+    await holder.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)  # another replica migrating
+    cograph = Path(sys.executable).parent / "cograph"
+    process = await asyncio.create_subprocess_exec(
+        str(cograph), "serve", "collections", env=env, stdout=asyncio.subprocess.DEVNULL
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=5) as ops:
+            await _first_answer(ops, "/healthz", 200)
+            starting = await ops.get("/readyz")
+            assert starting.status_code == 503
+            assert starting.json()["checks"]["startup"].startswith("starting: migrating its schema")
+            await holder.execute("SELECT pg_advisory_unlock($1)", LOCK_KEY)
+            ready = await _first_answer(ops, "/readyz", 200)
+            assert "startup" not in ready.json()["checks"]
+    finally:
+        await holder.close()
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+    assert process.returncode == 0

@@ -18,7 +18,7 @@ from cograph_embeddings import EmbeddingProvider, create_provider
 from cograph_gateway.app import create_service as create_gateway
 from cograph_repodocs.app import create_service as create_repodocs
 from cograph_search.app import create_service as create_search
-from cograph_service import ServiceHost
+from cograph_service import ServiceHost, serving_while_starting
 from cograph_settings import Settings
 
 log = logging.getLogger(__name__)
@@ -102,21 +102,20 @@ async def start_service(name: str, settings: Settings, dsn: str) -> ServiceHost:
         await host.start(settings.gateway.bind_host, settings.gateway.grpc_port, settings.gateway.port)
         return host
     embedder = create_provider(settings.embedding)
-    if name == "worker":
-        host = await create_worker(settings, dsn, embedder)
-        # Its own pod: the collections ports, serving health and metrics only.
-        endpoint = settings.collections
-        await host.start(endpoint.bind_host, endpoint.grpc_port, endpoint.http_port)
-        return host
-    if name == "search":
-        host = await create_search(settings, embedder)
-    elif name == "collections":
-        host = await create_collections(settings, dsn, embedder)
-    elif name == "repodocs":
-        host = await create_repodocs(settings, dsn, embedder)
-    else:
-        raise ValueError(f"unknown service {name!r}")
-    endpoint = getattr(settings, name)
+    # The worker is its own pod on the collections ports, serving health and metrics only.
+    endpoint = settings.collections if name == "worker" else getattr(settings, name)
+    # Alive while it migrates, however long that takes; ready once it serves.
+    async with serving_while_starting(name, endpoint.bind_host, endpoint.http_port):
+        if name == "worker":
+            host = await create_worker(settings, dsn, embedder)
+        elif name == "search":
+            host = await create_search(settings, embedder)
+        elif name == "collections":
+            host = await create_collections(settings, dsn, embedder)
+        elif name == "repodocs":
+            host = await create_repodocs(settings, dsn, embedder)
+        else:
+            raise ValueError(f"unknown service {name!r}")
     await host.start(endpoint.bind_host, endpoint.grpc_port, endpoint.http_port)
     return host
 

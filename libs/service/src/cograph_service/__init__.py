@@ -11,6 +11,7 @@ from cograph_service.readiness import (
     database_check,
     grpc_health_check,
 )
+from cograph_service.starting import serving_while_starting
 
 __all__ = [
     "Check",
@@ -23,4 +24,5 @@ __all__ = [
     "grpc_health_check",
     "ops_app",
     "ops_handlers",
+    "serving_while_starting",
 ]

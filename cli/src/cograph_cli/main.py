@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,11 +97,41 @@ async def _migrate(settings: Settings) -> None:
             await connection.close()
 
 
+def _port(text: str) -> int:
+    """A TCP port, or 0 for a free one: checked before anything starts."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1-65535, or 0 for a free one")
+    return port
+
+
+# What the embedded PostgreSQL runs; their failure is the server's, told in its log.
+_POSTGRES_PROGRAMS = ("initdb", "pg_ctl", "postgres")
+
+
+def _embedded_failure(settings: Settings, error: subprocess.CalledProcessError) -> str | None:
+    """One line about an embedded PostgreSQL that did not start, pointing at its log; None when
+    the failed command is not the embedded server's."""
+    command = error.cmd if isinstance(error.cmd, list | tuple) else str(error.cmd).split()
+    program = Path(str(command[0])).name if command else ""
+    if settings.database.dsn or program not in _POSTGRES_PROGRAMS:
+        return None
+    data_dir = Path(settings.database.data_dir).expanduser().resolve()
+    log_file = data_dir / "log"
+    where = f"its log says why: {log_file}" if log_file.is_file() else f"it wrote no log in {data_dir}"
+    return (
+        f"the embedded PostgreSQL in {data_dir} did not start ({program} exited {error.returncode}); {where}"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cograph", description="Cograph Document RAG")
     commands = parser.add_subparsers(dest="command", required=True)
     up = commands.add_parser("up", help="run all four services in one process on the embedded defaults")
-    up.add_argument("--port", type=int, help="gateway HTTP port (default: COGRAPH_GATEWAY__PORT, 8080)")
+    up.add_argument("--port", type=_port, help="gateway HTTP port (default: COGRAPH_GATEWAY__PORT, 8080)")
     up.add_argument("--host", help="gateway interface (default: COGRAPH_GATEWAY__BIND_HOST, 127.0.0.1)")
     up.add_argument("--data-dir", type=Path, help="where local state lives (default: .cograph)")
     serve = commands.add_parser("serve", help="run one service, as a pod does")
@@ -149,6 +180,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"cograph: {error}")
     except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:  # a wrong DSN, role or database
         sys.exit(f"cograph: the database refused: {error} (check COGRAPH_DATABASE__DSN)")
+    except subprocess.CalledProcessError as error:  # the embedded PostgreSQL's initdb or pg_ctl
+        message = _embedded_failure(settings, error)
+        if message is None:
+            raise
+        sys.exit(f"cograph: {message}")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from cograph_settings import SettingsError, load_settings, settings_table
+from cograph_settings import Settings, SettingsError, load_settings, settings_table
 
 
 def test_defaults_without_environment() -> None:
@@ -103,6 +104,14 @@ def test_values_are_read_without_the_whitespace_around_them() -> None:
             "COGRAPH_SEARCH__DEFAULT_LIMIT (500) is above COGRAPH_SEARCH__MAX_LIMIT (100)",
         ),
         ({"COGRAPH_SEARCH__MAX_LIMIT": "501"}, "COGRAPH_SEARCH__MAX_LIMIT: Expected `int` <= 500"),
+        (
+            {"COGRAPH_GRPC__MAX_MESSAGE_BYTES": str(2**31)},
+            "COGRAPH_GRPC__MAX_MESSAGE_BYTES: Expected `int` <= 2147483647",
+        ),
+        (
+            {"COGRAPH_DATABASE__EMBEDDED_SHARED_BUFFERS": "64kB"},
+            "COGRAPH_DATABASE__EMBEDDED_SHARED_BUFFERS (64kB) is below PostgreSQL's minimum of 128kB",
+        ),
         # A JWT key without an issuer accepts no JWT: nobody could sign in with one.
         (
             {"COGRAPH_AUTH__JWT_SECRET": "S3cret"},
@@ -119,6 +128,17 @@ def test_mistakes_name_the_variable(environ: dict[str, str], message: str) -> No
         load_settings(environ)
     assert message in str(raised.value)
     assert "S3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("telemetry", "log_level", "INFO\n"), ("database", "embedded_shared_buffers", "1GB\n")],
+)
+def test_a_pattern_matches_the_whole_value(section: str, key: str, value: str) -> None:
+    """`$` also matches before a final newline: 'INFO\\n' passed the log level's pattern, and
+    '1GB\\n' went into postgresql.conf, which PostgreSQL refused with a traceback."""
+    with pytest.raises(msgspec.ValidationError, match="Expected `str` matching regex"):
+        msgspec.convert({section: {key: value}}, Settings)
 
 
 def test_a_log_level_is_taken_in_any_case() -> None:

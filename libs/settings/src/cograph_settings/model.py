@@ -7,11 +7,15 @@ variable `COGRAPH_EMBEDDING__BATCH_SIZE`.
 from __future__ import annotations
 
 import math
+import re
 import urllib.parse
 from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
+
+_KB = {"kB": 1, "MB": 2**10, "GB": 2**20}
+_MIN_SHARED_BUFFERS_KB = 128
 
 
 class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,8 +28,11 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     embedded_shared_buffers: Annotated[
         str,
         Meta(
-            pattern=r"^[1-9][0-9]*(kB|MB|GB)$",
-            description="shared_buffers of the embedded PostgreSQL (e.g. 512MB, 2GB): its cache.",
+            # \A and \Z: `$` also matches before a final newline.
+            pattern=r"\A[1-9][0-9]*(kB|MB|GB)\Z",
+            description=(
+                "shared_buffers of the embedded PostgreSQL (e.g. 512MB, 2GB; at least 128kB): its cache."
+            ),
         ),
     ] = "1GB"
     pool_min_size: Annotated[int, Meta(ge=0, description="Connections each service keeps open.")] = 1
@@ -43,6 +50,12 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
                 parts.port  # noqa: B018 - parsing it is the check
             except ValueError:
                 raise ValueError("COGRAPH_DATABASE__DSN has a port that is not a number") from None
+        size = re.fullmatch(r"([0-9]+)(kB|MB|GB)", self.embedded_shared_buffers)
+        if size and int(size.group(1)) * _KB[size.group(2)] < _MIN_SHARED_BUFFERS_KB:  # 16 pages of 8kB
+            raise ValueError(
+                f"COGRAPH_DATABASE__EMBEDDED_SHARED_BUFFERS ({self.embedded_shared_buffers}) is below"
+                " PostgreSQL's minimum of 128kB"
+            )
         if self.pool_min_size > self.pool_max_size:
             raise ValueError(
                 f"COGRAPH_DATABASE__POOL_MIN_SIZE ({self.pool_min_size}) is more than"
@@ -94,9 +107,10 @@ class GrpcSettings(msgspec.Struct, frozen=True, kw_only=True):
     grace_seconds: Annotated[
         float, Meta(ge=0, description="How long in-flight calls may finish on shutdown.")
     ] = 5.0
-    max_message_bytes: Annotated[int, Meta(gt=0, description="Largest gRPC message sent or received.")] = (
-        64 * 2**20
-    )
+    # gRPC takes channel options as C ints.
+    max_message_bytes: Annotated[
+        int, Meta(gt=0, le=2**31 - 1, description="Largest gRPC message sent or received (< 2 GiB).")
+    ] = 64 * 2**20
 
 
 class ServiceEndpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -280,7 +294,7 @@ class TelemetrySettings(msgspec.Struct, frozen=True, kw_only=True):
     ] = ""
     service_namespace: Annotated[str, Meta(description="`service.namespace` resource attribute.")] = "cograph"
     log_level: Annotated[
-        str, Meta(pattern=r"(?i)^(DEBUG|INFO|WARNING|ERROR)$", description="DEBUG, INFO, WARNING or ERROR.")
+        str, Meta(pattern=r"(?i)\A(DEBUG|INFO|WARNING|ERROR)\Z", description="DEBUG, INFO, WARNING or ERROR.")
     ] = "INFO"
     log_format: Annotated[
         Literal["text", "json"], Meta(description="Log line format; both carry the trace id.")

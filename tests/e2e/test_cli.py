@@ -51,6 +51,7 @@ def test_cograph_up_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
                 break
         text = "".join(output)
         assert f"Cograph Document RAG is up at http://127.0.0.1:{port}" in text, text
+        assert "Warning" not in text, text  # nothing a person starting it should wonder about
         token = re.search(r"dev token\s+(\S+)", text)
         assert token is not None, text
         ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)

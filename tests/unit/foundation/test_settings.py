@@ -75,6 +75,10 @@ def test_values_are_read_without_the_whitespace_around_them() -> None:
             "COGRAPH_TELEMETRY__LOG_LEVEL: Expected `str` matching",
         ),
         ({"COGRAPH_SEARCH__HTTP_PORT": "70000"}, "COGRAPH_SEARCH__HTTP_PORT: Expected `int` <= 65535"),
+        (
+            {"COGRAPH_GRPC__DEADLINE_SECONDS": "1e10"},
+            "COGRAPH_GRPC__DEADLINE_SECONDS: Expected `float` <= 86400.0",
+        ),
         ({"COGRAPH_GATEWAY__GRPC_PORT": "70000"}, "COGRAPH_GATEWAY__GRPC_PORT: Expected `int` <= 65535"),
         (
             {"COGRAPH_DATABASE__POOL_MIN_SIZE": "20"},
@@ -141,29 +145,33 @@ def test_a_pattern_matches_the_whole_value(section: str, key: str, value: str) -
         msgspec.convert({section: {key: value}}, Settings)
 
 
+BOUNDED = ": Expected `float` <= 86400.0"  # a deadline or timeout of more than a day is a mistake
+FINITE = " must be a finite number"
+
+
 @pytest.mark.parametrize(
-    "variable",
+    ("variable", "why"),
     [
-        "COGRAPH_DATABASE__COMMAND_TIMEOUT_SECONDS",
-        "COGRAPH_EMBEDDING__TIMEOUT_SECONDS",
-        "COGRAPH_GRPC__DEADLINE_SECONDS",
-        "COGRAPH_GRPC__GRACE_SECONDS",
-        "COGRAPH_COLLECTIONS__HEARTBEAT_SECONDS",
-        "COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS",
-        "COGRAPH_COLLECTIONS__WORKER_DRAIN_SECONDS",
-        "COGRAPH_REPODOCS__SYNC_INTERVAL_SECONDS",
-        "COGRAPH_REPODOCS__GIT_TIMEOUT_SECONDS",
-        "COGRAPH_SEARCH__STORE_DEADLINE_SECONDS",
-        "COGRAPH_SEARCH__EMBEDDING_DEADLINE_SECONDS",
+        ("COGRAPH_DATABASE__COMMAND_TIMEOUT_SECONDS", BOUNDED),
+        ("COGRAPH_EMBEDDING__TIMEOUT_SECONDS", BOUNDED),
+        ("COGRAPH_GRPC__DEADLINE_SECONDS", BOUNDED),
+        ("COGRAPH_GRPC__GRACE_SECONDS", BOUNDED),
+        ("COGRAPH_COLLECTIONS__HEARTBEAT_SECONDS", FINITE),
+        ("COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS", FINITE),
+        ("COGRAPH_COLLECTIONS__WORKER_DRAIN_SECONDS", FINITE),
+        ("COGRAPH_REPODOCS__SYNC_INTERVAL_SECONDS", FINITE),
+        ("COGRAPH_REPODOCS__GIT_TIMEOUT_SECONDS", FINITE),
+        ("COGRAPH_SEARCH__STORE_DEADLINE_SECONDS", BOUNDED),
+        ("COGRAPH_SEARCH__EMBEDDING_DEADLINE_SECONDS", BOUNDED),
     ],
 )
 @pytest.mark.parametrize("value", ["inf", "Infinity"])
-def test_a_duration_must_be_finite(variable: str, value: str) -> None:
+def test_a_duration_must_be_finite(variable: str, why: str, value: str) -> None:
     """inf passed gt=0: a gRPC deadline of inf failed every call at once with DEADLINE_EXCEEDED,
     and a timeout or an interval of inf never ends."""
     with pytest.raises(SettingsError) as raised:
         load_settings({variable: value})
-    assert str(raised.value) == f"{variable} must be a finite number"
+    assert str(raised.value) == variable + why
 
 
 def test_a_log_level_is_taken_in_any_case() -> None:

@@ -24,6 +24,10 @@ def _require_finite(section: msgspec.Struct, name: str) -> None:
             raise ValueError(f"COGRAPH_{name}__{field.upper()} must be a finite number")
 
 
+# The longest deadline or timeout taken: gRPC fails a call at once when its deadline is past
+# what it can represent (about 1e10 s), and a longer wait is a mistake anyway.
+DAY_SECONDS = 86400.0
+
 _KB = {"kB": 1, "MB": 2**10, "GB": 2**20}
 _MIN_SHARED_BUFFERS_KB = 128
 
@@ -48,7 +52,7 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     pool_min_size: Annotated[int, Meta(ge=0, description="Connections each service keeps open.")] = 1
     pool_max_size: Annotated[int, Meta(gt=0, description="Most connections one service opens.")] = 10
     command_timeout_seconds: Annotated[
-        float, Meta(gt=0, description="Longest a single SQL statement may run.")
+        float, Meta(gt=0, le=DAY_SECONDS, description="Longest a single SQL statement may run.")
     ] = 60.0
 
     def __post_init__(self) -> None:
@@ -107,7 +111,9 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
     dimensions: Annotated[
         int, Meta(ge=0, description="`openai`: requested dimension; 0 keeps the model's own.")
     ] = 0
-    timeout_seconds: Annotated[float, Meta(gt=0, description="`openai`: timeout of one request.")] = 30.0
+    timeout_seconds: Annotated[
+        float, Meta(gt=0, le=DAY_SECONDS, description="`openai`: timeout of one request.")
+    ] = 30.0
 
     def __post_init__(self) -> None:
         _require_finite(self, "EMBEDDING")
@@ -115,11 +121,11 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 class GrpcSettings(msgspec.Struct, frozen=True, kw_only=True):
     deadline_seconds: Annotated[
-        float, Meta(gt=0, description="Deadline of every gRPC call a service makes.")
+        float, Meta(gt=0, le=DAY_SECONDS, description="Deadline of every gRPC call a service makes.")
     ] = 30.0
     reflection: Annotated[bool, Meta(description="Serve gRPC server reflection.")] = True
     grace_seconds: Annotated[
-        float, Meta(ge=0, description="How long in-flight calls may finish on shutdown.")
+        float, Meta(ge=0, le=DAY_SECONDS, description="How long in-flight calls may finish on shutdown.")
     ] = 5.0
     # gRPC takes channel options as C ints.
     max_message_bytes: Annotated[
@@ -213,11 +219,15 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
         float, Meta(ge=0, description="Weight of the exact symbol stream (code) in fusion.")
     ] = 1.0
     store_deadline_seconds: Annotated[
-        float, Meta(gt=0, description="Deadline of each store call in a fan-out.")
+        float, Meta(gt=0, le=DAY_SECONDS, description="Deadline of each store call in a fan-out.")
     ] = 5.0
     embedding_deadline_seconds: Annotated[
         float,
-        Meta(gt=0, description="Longest the query's embedding may take; after it, full text only."),
+        Meta(
+            gt=0,
+            le=DAY_SECONDS,
+            description="Longest the query's embedding may take; after it, full text only.",
+        ),
     ] = 10.0
     max_query_chars: Annotated[int, Meta(gt=0, description="Longest query accepted.")] = 2000
     default_limit: Annotated[

@@ -5,6 +5,7 @@ Tests that need repodocs RPCs skip until the service implements them (see helper
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -145,6 +146,21 @@ async def test_readers_see_neither_clone_credentials_nor_server_paths(
         assert shown["tools"] == (f"file://localhost{checkout}" if who == "admin" else None, None), who
         assert shown["local"] == (None, str(checkout) if who == "admin" else None), who
     assert "s3cr3t" not in (await gateway.get(REPO, headers=auth["bob"])).text
+
+    # Nor does git's error when a sync of it fails: it quotes the directory.
+    assert (
+        await gateway.post(f"{REPO}/sync", params={"wait": "true"}, headers=auth["admin"])
+    ).status_code == 200
+    shutil.rmtree(checkout)  # moved away on the server
+    failed = (await gateway.post(f"{REPO}/sync", params={"wait": "true"}, headers=auth["admin"])).json()
+    assert str(checkout) in failed["error"]  # administrators see why
+    for answer in (
+        await gateway.get(REPO, headers=auth["bob"]),
+        await gateway.get(f"{REPO}/syncs", headers=auth["bob"]),
+    ):
+        assert answer.status_code == 200, answer.text
+        assert str(checkout) not in answer.text
+        assert "the sync failed; an administrator can see why" in answer.text
 
     # Nor does a remote that cannot be read quote them back.
     unreachable = {**with_token, "name": "gone", "clone_url": "http://deploy:s3cr3t@127.0.0.1:1/gone.git"}

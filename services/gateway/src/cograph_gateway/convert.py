@@ -360,7 +360,12 @@ def repository_access_from_pb(entry: rpb.RepositoryAccess) -> RepositoryAccess:
     )
 
 
-def sync_from_pb(message: rpb.Sync) -> s.Sync:
+# What a reader sees of a failed sync of a repository read from the server's disk: git's words
+# quote that directory, which only administrators see.
+SYNC_ERROR_WITHHELD = "the sync failed; an administrator can see why"
+
+
+def sync_from_pb(message: rpb.Sync, *, show_error: bool = True) -> s.Sync:
     c = message.counters
     return s.Sync(
         id=message.id,
@@ -379,7 +384,7 @@ def sync_from_pb(message: rpb.Sync) -> s.Sync:
         code_nodes=message.code_nodes,
         mentions=message.mentions,
         skipped=[s.SkippedFile(path=f.path, reason=f.reason) for f in message.skipped],
-        error=message.error or None,
+        error=(message.error if show_error else SYNC_ERROR_WITHHELD) if message.error else None,
         started_at=_optional_time(message, "started_at"),
         finished_at=_optional_time(message, "finished_at"),
     )
@@ -391,17 +396,24 @@ def is_remote_url(clone_url: str) -> bool:
     return _REMOTE_URL.match(clone_url) is not None
 
 
+def reads_server_disk(message: rpb.Repository) -> bool:
+    """Whether the repository is read from a directory on the server: a checkout path, or a
+    clone URL that is not fetched over the network."""
+    source = message.WhichOneof("source")
+    return source == "checkout_path" or (source == "clone_url" and not is_remote_url(message.clone_url))
+
+
 def repository_from_pb(message: rpb.Repository, *, show_server_paths: bool) -> s.Repository:
     """A checkout path, or a clone URL naming a directory on the server, is shown to
-    administrators only; others see null."""
+    administrators only; others see null (and no sync error, which would quote it)."""
     source = message.WhichOneof("source")
-    shown_url = source == "clone_url" and (show_server_paths or is_remote_url(message.clone_url))
+    shown = show_server_paths or not reads_server_disk(message)
     return s.Repository(
         id=message.id,
         host=message.ref.host,
         owner=message.ref.owner,
         name=message.ref.name,
-        clone_url=message.clone_url if shown_url else None,
+        clone_url=message.clone_url if source == "clone_url" and shown else None,
         checkout_path=message.checkout_path if source == "checkout_path" and show_server_paths else None,
         visibility=_REPO_VISIBILITY_FROM_PB.get(message.visibility, "private"),
         owner_subject=message.owner_subject,
@@ -409,7 +421,9 @@ def repository_from_pb(message: rpb.Repository, *, show_server_paths: bool) -> s
         default_branch=message.default_branch,
         web_url=message.web_url,
         created_at=_optional_time(message, "created_at"),
-        last_sync=sync_from_pb(message.last_sync) if message.HasField("last_sync") else None,
+        last_sync=sync_from_pb(message.last_sync, show_error=shown)
+        if message.HasField("last_sync")
+        else None,
     )
 
 

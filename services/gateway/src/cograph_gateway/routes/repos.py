@@ -27,6 +27,7 @@ from cograph_gateway.convert import (
     file_range_from_pb,
     is_remote_url,
     limit_to_pb,
+    reads_server_disk,
     related_from_pb,
     repo_document_from_pb,
     repo_summary_from_pb,
@@ -76,6 +77,15 @@ _WRITE_RESPONSES = problem_responses(403, 404)
 def is_local_source(data: RepositoryCreate) -> bool:
     """A checkout path or a file/path clone URL reads the server's own disk: administrators only."""
     return data.checkout_path is not None or not is_remote_url(data.clone_url or "")
+
+
+async def _shows_sync_errors(principal: Principal, backends: Backends, repository_id: str) -> bool:
+    """Whether the caller sees why a sync failed: administrators always, others unless the
+    repository is read from the server's disk (git's words quote that directory)."""
+    if principal.admin:
+        return True
+    found = await backends.repodocs.GetRepository(rpb.GetRepositoryRequest(repository_id=repository_id))
+    return not reads_server_disk(found.repository)
 
 
 class ReposController(Controller):
@@ -227,7 +237,11 @@ class ReposController(Controller):
             ),
             timeout=SYNC_WAIT_SECONDS if wait else None,
         )
-        return Response(sync_from_pb(response.sync), status_code=HTTP_200_OK if wait else HTTP_202_ACCEPTED)
+        show_error = await _shows_sync_errors(principal, backends, found.repository_id)
+        return Response(
+            sync_from_pb(response.sync, show_error=show_error),
+            status_code=HTTP_200_OK if wait else HTTP_202_ACCEPTED,
+        )
 
     @get(REPO + "/syncs", summary="The repository's syncs, newest first", responses=_RESPONSES)
     async def list_syncs(
@@ -247,8 +261,9 @@ class ReposController(Controller):
                 repository_id=found.repository_id, page=rpb.Page(page_size=page_size, page_token=page_token)
             )
         )
+        show_error = await _shows_sync_errors(principal, backends, found.repository_id)
         return Page(
-            items=[sync_from_pb(x) for x in response.syncs],
+            items=[sync_from_pb(x, show_error=show_error) for x in response.syncs],
             next_page_token=next_token(response.next_page_token),
         )
 

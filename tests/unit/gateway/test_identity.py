@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -15,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
-from cograph_gateway.identity import AuthenticationError, Authenticator, Principal
+from cograph_gateway.identity import AuthenticationError, Authenticator, KeySetUnavailableError, Principal
 from cograph_settings import ApiToken, AuthSettings
 
 SECRET = "a-test-secret-that-is-long-enough-for-hs256"
@@ -152,14 +153,14 @@ async def test_a_jwks_file_verifies_rs256(tmp_path: Path, rsa_keys: tuple[Any, d
         await authenticator.authenticate(f"Bearer {_hs256()}")
 
 
-@pytest.fixture
-def jwks_server(rsa_keys: tuple[Any, dict[str, Any]]) -> Iterator[str]:
-    body = json.dumps(rsa_keys[1]).encode()
+@contextlib.contextmanager
+def _serving(body: bytes, content_type: str = "application/json") -> Iterator[str]:
+    """A key set URL answering 200 with body."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             self.send_response(200)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.end_headers()
             self.wfile.write(body)
 
@@ -174,6 +175,40 @@ def jwks_server(rsa_keys: tuple[Any, dict[str, Any]]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def jwks_server(rsa_keys: tuple[Any, dict[str, Any]]) -> Iterator[str]:
+    with _serving(json.dumps(rsa_keys[1]).encode()) as url:
+        yield url
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"<html><body>Down for maintenance</body></html>", "text/html"),
+        (b'{"keys": []}', "application/json"),
+        (b'{"status": "ok"}', "application/json"),
+    ],
+)
+async def test_a_key_set_url_answering_no_key_set_is_an_outage_not_a_bad_token(
+    rsa_keys: tuple[Any, dict[str, Any]], body: bytes, content_type: str
+) -> None:
+    """A proxy's maintenance page where the key set should be says nothing against the token:
+    a 401 would have clients throw a good token away."""
+    with _serving(body, content_type) as url:
+        authenticator = Authenticator(AuthSettings(jwt_issuer=ISSUER, jwt_audience=AUDIENCE, jwks_url=url))
+        with pytest.raises(KeySetUnavailableError, match="signing keys cannot be fetched"):
+            await authenticator.authenticate(f"Bearer {_rs256(rsa_keys[0])}")
+
+
+async def test_a_key_the_key_set_does_not_hold_is_a_bad_token(jwks_server: str) -> None:
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    authenticator = Authenticator(
+        AuthSettings(jwt_issuer=ISSUER, jwt_audience=AUDIENCE, jwks_url=jwks_server)
+    )
+    with pytest.raises(AuthenticationError):
+        await authenticator.authenticate(f"Bearer {_rs256(other, kid='k9')}")
 
 
 async def test_a_jwks_url_verifies_rs256(jwks_server: str, rsa_keys: tuple[Any, dict[str, Any]]) -> None:

@@ -113,7 +113,7 @@ class Authenticator:
 
     def _key(self, token: str) -> tuple[Any, list[str]]:
         if self._jwks_client is not None:
-            return self._jwks_client.get_signing_key_from_jwt(token).key, ASYMMETRIC_ALGORITHMS
+            return self._fetched_key(self._jwks_client, token), ASYMMETRIC_ALGORITHMS
         if self._jwks_set is not None:
             kid = jwt.get_unverified_header(token).get("kid")
             if kid is None:
@@ -123,6 +123,17 @@ class Authenticator:
                 return keys[0].key, ASYMMETRIC_ALGORITHMS
             return self._jwks_set[kid].key, ASYMMETRIC_ALGORITHMS
         return self._settings.jwt_secret, ["HS256"]
+
+    def _fetched_key(self, client: jwt.PyJWKClient, token: str) -> Any:
+        """The token's key from the key set URL. A URL that cannot be reached, or answers what
+        is not a key set (an HTML page of a proxy), is the identity provider's outage."""
+        try:
+            return client.get_signing_key_from_jwt(token).key
+        except (jwt.PyJWKClientConnectionError, jwt.PyJWKSetError, ValueError) as exc:
+            log.warning("cannot fetch the JWKS key set: %s", exc)
+            raise KeySetUnavailableError(
+                "the identity provider's signing keys cannot be fetched now; try again shortly"
+            ) from None
 
     def _from_jwt(self, token: str) -> Principal:
         try:
@@ -149,11 +160,6 @@ class Authenticator:
             raise AuthenticationError(f"the token has no '{exc.claim}' claim") from None
         except KeyError:
             raise AuthenticationError("the token is signed with a key this gateway does not know") from None
-        except jwt.PyJWKClientConnectionError as exc:
-            log.warning("cannot fetch the JWKS key set: %s", exc)
-            raise KeySetUnavailableError(
-                "the identity provider's signing keys cannot be fetched now; try again shortly"
-            ) from None
         except (jwt.PyJWTError, ValueError) as exc:
             raise AuthenticationError(f"the token is not valid: {exc}") from None
         subject = claims["sub"]

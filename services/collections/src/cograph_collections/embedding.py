@@ -7,6 +7,7 @@ dimension, so query and chunk vectors are only ever compared within one model.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +20,11 @@ from cograph_embeddings import EmbeddingProvider
 from cograph_retrieval import ensure_vector_index
 
 Progress = Callable[[int, int], Awaitable[None]]
+
+# How long a page of vectors waits before trying again for rows a writer holds: writers'
+# transactions are short, a batch upload's a few seconds at most.
+LOCK_RETRY_FIRST_SECONDS = 0.05
+LOCK_RETRY_MAX_SECONDS = 1.0
 
 
 class ChunkEmbedder:
@@ -54,14 +60,29 @@ class ChunkEmbedder:
             if not rows:
                 return done
             vectors = await self._embedder.embed([row["content"] for row in rows])
-            async with self._pool.acquire() as connection:
-                await connection.executemany(
-                    SQL.update_embedding,
-                    [
-                        (row["id"], vector, model.name, model.dimension)
-                        for row, vector in zip(rows, vectors, strict=True)
-                    ],
-                )
+            await self._write(
+                [
+                    (row["id"], vector, model.name, model.dimension)
+                    for row, vector in zip(rows, vectors, strict=True)
+                ]
+            )
             cursor = rows[-1]["id"]
             done += len(rows)
             await progress(done, max(total, done))
+
+    async def _write(self, vectors: list[tuple[uuid.UUID, list[float], str, int]]) -> None:
+        """One page of vectors, in one transaction. Its rows are locked first, without waiting:
+        a writer replacing or deleting their documents (or the collection) locks them in
+        document order, this page in id order, and waiting on each other deadlocked, failing
+        the delete or the job. Held rows are tried again once the writer is done (a deleted row
+        is then simply not there)."""
+        pause = LOCK_RETRY_FIRST_SECONDS
+        while True:
+            try:
+                async with self._pool.acquire() as connection, connection.transaction():
+                    await connection.execute(SQL.lock_chunks_for_vectors, [row[0] for row in vectors])
+                    await connection.executemany(SQL.update_embedding, vectors)
+                return
+            except asyncpg.LockNotAvailableError:
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LOCK_RETRY_MAX_SECONDS)

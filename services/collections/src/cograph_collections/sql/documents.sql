@@ -150,6 +150,11 @@ WHERE collection_id = $1
 ORDER BY id
 LIMIT $6;
 
+-- name: lock_chunks_for_vectors
+-- A page's rows, in id order, or LockNotAvailable at once if a writer holds one (see
+-- ChunkEmbedder._write). NO KEY UPDATE: the lock an UPDATE of a non-key column takes anyway.
+SELECT 1 FROM md_chunks WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE NOWAIT;
+
 -- name: update_embedding
 UPDATE md_chunks SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
 

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import grpc
 from grpc import aio
@@ -35,12 +36,13 @@ _TWICE = "indexed twice, it is embedded twice and the copies compete in retrieva
 Copies = dict[str, list[str]]  # content hash -> where else it is indexed, as a person reads it
 
 
-def _slices(hashes: set[str]) -> list[list[str]]:
-    """The hashes, sorted, in lookups a store takes (a batch may be configured larger)."""
+async def _matches(find: Callable[[list[str]], Awaitable[Any]], hashes: set[str]) -> list[Any]:
+    """Every match `find` answers for the hashes, asked in slices a store takes (at most
+    MAX_CONTENT_HASHES each: a batch may be configured larger), at once."""
     ordered = sorted(hashes)
-    return [
-        ordered[start : start + MAX_CONTENT_HASHES] for start in range(0, len(ordered), MAX_CONTENT_HASHES)
-    ]
+    slices = [ordered[at : at + MAX_CONTENT_HASHES] for at in range(0, len(ordered), MAX_CONTENT_HASHES)]
+    answers = await asyncio.gather(*(find(some) for some in slices))
+    return [match for found in answers for match in found.matches]
 
 
 async def _copies(store: str, find: Callable[[], Awaitable[Copies]]) -> Copies:
@@ -72,17 +74,13 @@ async def warn_of_repository_copies(
         repositories = await access.readable_repositories(principal)
         if not repositories:
             return {}
-        answers = await asyncio.gather(
-            *(
-                backends.repodocs.FindDocumentsByContent(
-                    rpb.FindDocumentsByContentRequest(content_hashes=some, repository_ids=repositories),
-                    timeout=LOOKUP_SECONDS,
-                )
-                for some in _slices({hashes[index] for index in stored})
-            )
-        )
+
+        def find(some: list[str]) -> Awaitable[rpb.FindDocumentsByContentResponse]:
+            request = rpb.FindDocumentsByContentRequest(content_hashes=some, repository_ids=repositories)
+            return backends.repodocs.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
+
         copies: Copies = {}
-        for match in (match for found in answers for match in found.matches):
+        for match in await _matches(find, {hashes[index] for index in stored}):
             copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
         return copies
 
@@ -107,17 +105,13 @@ async def warn_of_collection_copies(
         collections = await access.readable_collections(principal)
         if not collections:
             return {}
-        answers = await asyncio.gather(
-            *(
-                backends.collections.FindDocumentsByContent(
-                    cpb.FindDocumentsByContentRequest(content_hashes=some, collection_ids=collections),
-                    timeout=LOOKUP_SECONDS,
-                )
-                for some in _slices({document.content_hash for document in documents})
-            )
-        )
+
+        def find(some: list[str]) -> Awaitable[cpb.FindDocumentsByContentResponse]:
+            request = cpb.FindDocumentsByContentRequest(content_hashes=some, collection_ids=collections)
+            return backends.collections.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
+
         copies: Copies = {}
-        for match in (match for found in answers for match in found.matches):
+        for match in await _matches(find, {document.content_hash for document in documents}):
             place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
             copies.setdefault(match.content_hash, []).append(place)
         return copies

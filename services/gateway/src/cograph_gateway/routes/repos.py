@@ -69,7 +69,6 @@ from cograph_grpc import shown
 REPO = "/{host:str}/{owner:str}/{name:str}"
 # A waited sync fetches, indexes and embeds a whole repository: far longer than the default deadline.
 SYNC_WAIT_SECONDS = 3600.0
-# Remote clone URLs: a URL scheme git fetches over the network, or scp-like user@host:path.
 _RESPONSES = problem_responses(404)
 _WRITE_RESPONSES = problem_responses(403, 404)
 

@@ -266,6 +266,14 @@ async def test_a_repository_synced_read_and_searched(
     lines = (await gateway.get(f"{REPO}/files/tools.py", params={"start": 1, "end": 1}, headers=alice)).json()
     assert lines["content"].startswith("def parse_config")
     assert lines["total_lines"] == 3
+    # Directories discovery skips are not readable either: a checkout's .cograph/ holds the
+    # clones of other repositories, which a reader of this one has no grant to.
+    other = tmp_path / "tools" / ".cograph" / "checkouts" / "other"
+    other.mkdir(parents=True)
+    (other / "settings.py").write_text('TOKEN = "not for alice"\n')
+    hidden = await gateway.get(f"{REPO}/files/.cograph/checkouts/other/settings.py", headers=alice)
+    assert "not for alice" not in hidden.text
+    assert "inside .cograph, which is not indexed" in is_problem(hidden, 400)["detail"]
 
     assert (
         await gateway.post(f"{REPO}/grants", json={"group": "/eng/backend"}, headers=admin)

@@ -83,6 +83,11 @@ def test_refusals_on_disk(checkout: Path, path: str, error: type[Exception], mes
         ("../x.py", "'..' is not allowed"),
         ("a/../../x.py", "'..' is not allowed"),
         (".git/hooks/x.py", "inside .git"),
+        # Directories discovery skips: what is in them is not the repository's own code (a
+        # checkout's .cograph/ holds the clones of other, maybe private, repositories).
+        (".cograph/checkouts/other/app/settings.py", "inside .cograph, which is not indexed"),
+        ("web/node_modules/pkg/index.js", "inside node_modules, which is not indexed"),
+        (".venv/lib/conf.py", "inside .venv, which is not indexed"),
         ("README.md", "only Python, Go, TypeScript and JavaScript"),
         ("Dockerfile", "only Python"),
         ("a\x00.py", "give the path"),
@@ -100,6 +105,13 @@ def test_refused_paths(path: str, message: str) -> None:
 def test_bad_ranges(checkout: Path, start: int, end: int, message: str) -> None:
     with pytest.raises(InvalidArgument, match=message):
         read_range(checkout, "pkg/mod.py", start, end, LIMIT)
+
+
+def test_a_line_of_an_empty_file_is_past_its_end(checkout: Path) -> None:
+    # As line 4 of a three-line file: the whole (empty) file is still readable.
+    past = r"start_line 1 is past the end of pkg/empty\.go, which is empty"
+    with pytest.raises(InvalidArgument, match=past):
+        read_range(checkout, "pkg/empty.go", 1, 1, LIMIT)
 
 
 def test_split_lines_counts_like_an_editor() -> None:

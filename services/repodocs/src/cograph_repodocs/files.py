@@ -35,6 +35,12 @@ def check_source_path(path: str) -> tuple[str, Language]:
         raise InvalidArgument(f"{path!r} leaves the repository: '..' is not allowed")
     if ".git" in pure.parts:
         raise InvalidArgument(f"{path!r} is inside .git, which holds no source files")
+    # Nor in a directory discovery skips (dot-directories, node_modules, virtualenvs): nothing
+    # there is indexed, and it may hold what is not the repository's own, such as the clones of
+    # other repositories under a checkout's .cograph/.
+    hidden = excluded_by(pure.as_posix())
+    if hidden is not None:
+        raise InvalidArgument(f"{path!r} is inside {hidden}, which is not indexed and cannot be read")
     language = language_for_path(path)
     if language is None:
         raise InvalidArgument(
@@ -60,14 +66,17 @@ def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_b
         raise
     lines = split_lines(data.decode(errors="replace"))
     total = len(lines)
+    if start_line > total:
+        raise InvalidArgument(
+            f"start_line {start_line} is past the end of {relative}, which "
+            + (f"has {total} lines" if total else "is empty")
+        )
     if total == 0:
         return FileRange(
             path=relative, language=language, start_line=0, end_line=0, total_lines=0, content=""
         )
     first = start_line or 1
     last = min(end_line or total, total)
-    if first > total:
-        raise InvalidArgument(f"start_line {first} is past the end of {relative}, which has {total} lines")
     return FileRange(
         path=relative,
         language=language,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,9 @@ from cograph_telemetry.metrics import RPC_LATENCY, RPC_REQUESTS
 from cograph_telemetry.tracing import current_trace_id
 
 log = logging.getLogger(__name__)
+
+# The method label of calls to methods the server does not have: one value, whatever clients ask for.
+UNKNOWN_METHOD = "unknown"
 
 # grpc's classes are generic only in their type stubs.
 if TYPE_CHECKING:
@@ -38,8 +42,12 @@ class ServerInterceptor(_ServerInterceptor):
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
     ) -> Handler:
         handler = await continuation(handler_call_details)
-        # Unknown methods (None) and streaming methods pass through untouched.
-        if handler is None or handler.unary_unary is None:  # type: ignore[redundant-expr]
+        if handler is None:
+            # grpc answers UNIMPLEMENTED itself; count it under one label, as callers choose the name.
+            RPC_REQUESTS.labels(self._service, UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED.name).inc()
+            return handler
+        # Streaming methods pass through untouched.
+        if handler.unary_unary is None:
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
         inner = handler.unary_unary
@@ -54,6 +62,12 @@ class ServerInterceptor(_ServerInterceptor):
                 await context.abort(error.code, error.message)
             except aio.AbortError:
                 code = context.code()
+                raise
+            except asyncio.CancelledError:
+                # grpc cancels the handler when the call's deadline passes or the client gives up.
+                remaining: float | None = context.time_remaining()  # None: no deadline
+                expired = remaining is not None and remaining <= 0
+                code = grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
                 raise
             except NotImplementedError:
                 # The generated base class's answer for an RPC a servicer does not implement.

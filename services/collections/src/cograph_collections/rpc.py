@@ -184,7 +184,12 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
-        async with self._pool.acquire() as connection:
+        # One snapshot: a replacement committed between the two reads gave one version's content
+        # with the other's links.
+        async with (
+            self._pool.acquire() as connection,
+            connection.transaction(isolation="repeatable_read", readonly=True),
+        ):
             store = DocumentStore(connection)
             document = await store.get(collection_id, document_id)
             if document is None:

@@ -79,7 +79,13 @@ class CollectionStore:
         return updated is not None
 
     async def delete(self, collection_id: uuid.UUID) -> bool:
-        return await self._db.fetchval(SQL.delete_collection, collection_id) is not None
+        """The collection with everything in it, once the writes into it in progress are done."""
+        async with self._db.transaction():
+            await self._db.execute(SQL.wait_for_writers, collection_id)
+            if await self._db.fetchval(SQL.delete_collection, collection_id) is None:
+                return False
+            await self._db.execute(SQL.delete_scope_statistics, collection_id)
+            return True
 
     async def access(self) -> list[AccessRow]:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]

@@ -25,8 +25,17 @@ SET name = coalesce($2, name),
 WHERE id = $1
 RETURNING id;
 
+-- name: wait_for_writers
+-- The writers' lock (documents.sql, lock_collection) taken alone: writers already in finish, and
+-- new ones queue behind it, so a stream of uploads cannot hold a delete back.
+SELECT pg_advisory_xact_lock(hashtext('md_collection writes'), hashtext($1::uuid::text));
+
 -- name: delete_collection
 DELETE FROM md_collections WHERE id = $1 RETURNING id;
+
+-- name: delete_scope_statistics
+-- After delete_collection, whose chunks' statistics the trigger has taken down to zero by then.
+DELETE FROM md_scope_stats WHERE scope_id = $1;
 
 -- name: select_access
 SELECT c.id, c.visibility, c.owner,

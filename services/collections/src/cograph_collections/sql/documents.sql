@@ -4,18 +4,19 @@ WHERE collection_id = $1 AND source_key = ANY($2::text[]);
 
 -- name: lock_collection
 -- Held until the transaction ends: the collection cannot be deleted under a write into it (its
--- row FOR SHARE), and writers share their turn (an advisory lock, taken first: PostgreSQL queues
--- a shared request behind a waiting exclusive one there, where a row lock would let the sharers
--- pass it for as long as their transactions overlap).
+-- row FOR KEY SHARE, which still lets its name, description or visibility change), and writers
+-- share their turn (an advisory lock, taken first: PostgreSQL queues a shared request behind a
+-- waiting exclusive one there, where a row lock would let the sharers pass it for as long as
+-- their transactions overlap).
 SELECT true FROM pg_advisory_xact_lock_shared(hashtext('md_collection writes'), hashtext($1::uuid::text)),
     md_collections
-WHERE id = $1 FOR SHARE OF md_collections;
+WHERE id = $1 FOR KEY SHARE OF md_collections;
 
 -- name: lock_collection_alone
 -- As lock_collection, and no other transaction holds either lock meanwhile.
 SELECT true FROM pg_advisory_xact_lock(hashtext('md_collection writes'), hashtext($1::uuid::text)),
     md_collections
-WHERE id = $1 FOR SHARE OF md_collections;
+WHERE id = $1 FOR KEY SHARE OF md_collections;
 
 -- name: lock_document
 SELECT id, content_hash FROM md_documents

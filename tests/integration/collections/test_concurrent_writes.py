@@ -7,9 +7,12 @@ import asyncio
 import random
 import uuid
 
+import pytest
+
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.documents import SQL as DOCUMENT_SQL
+from cograph_collections.documents import DocumentStore, StoredLink
 from cograph_db import Connection, apply_migrations, connect
 from support.collections import Running, insert_stored_documents
 from support.migrations import before
@@ -196,3 +199,25 @@ async def test_statistics_left_behind_by_an_earlier_release_are_removed_by_migra
         await connection.close()
     assert terms == [(live, "kept", 2)]
     assert scopes == [(live, 2)]
+
+
+async def test_a_document_read_while_it_is_replaced_is_one_version(
+    service: Running, collection: pb.Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its content and its links come from the same version, even when a replacement commits
+    between the two reads (before, the old content came with the new version's links)."""
+    uploaded = await service.upload(collection.id, ("page.md", b"# Page\n\nSee [old](old.md).\n"))
+    document_id = uploaded.results[0].document_id
+    read_links = DocumentStore.links
+
+    async def links_after_a_replacement(store: DocumentStore, document: uuid.UUID) -> list[StoredLink]:
+        await service.upload(collection.id, ("page.md", b"# Page\n\nSee [new](new.md).\n"))
+        return await read_links(store, document)
+
+    monkeypatch.setattr(DocumentStore, "links", links_after_a_replacement)
+    read = await service.stub.GetDocument(
+        pb.GetDocumentRequest(collection_id=collection.id, document_id=document_id)
+    )
+    assert "old.md" in read.document.content
+    assert [link.href for link in read.document.metadata.links] == ["old.md"]
+    await service.wait_for_jobs(collection.id)

@@ -26,6 +26,7 @@ import msgspec
 import pytest
 import yaml
 
+from cograph_service.http import OPS_DRAIN_SECONDS
 from cograph_settings import Settings, SettingsError, load_settings
 from cograph_settings.loader import env_name
 
@@ -674,6 +675,35 @@ def test_every_setting_the_manifests_make_is_a_real_one(rendered: dict[str, list
             defaults.gateway.port,
             defaults.gateway.grpc_port,
         )
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_shutdown_fits_in_the_termination_grace_period(rendered: dict[str, list[Obj]], overlay: str) -> None:
+    """The kubelet kills a pod terminationGracePeriodSeconds after it begins stopping it, preStop
+    hook included. Then the process drains, one step after another (ServiceHost.stop): gRPC calls
+    in flight, then HTTP requests in flight (the gateway's API for its own setting, an ops port
+    for OPS_DRAIN_SECONDS), then the worker's running jobs. The gateway's HTTP drain was 5 s,
+    hard-coded, under a 30 s deadline: its in-flight requests were cut with a text/plain 500."""
+    objects = rendered[overlay]
+    config = _config(objects)
+    for name, template in _pod_specs(objects).items():
+        if name == MIGRATE:
+            continue
+        spec = template["spec"]
+        (container,) = spec["containers"]
+        literal = {key: entry["value"] for key, entry in _env(container).items() if "value" in entry}
+        settings = load_settings({**config, **literal})
+        hook = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+        assert not hook or (len(hook) == 2 and hook[0] == "sleep"), f"{name}: preStop {hook}, not a sleep"
+        pre_stop = float(hook[1]) if hook else 0.0
+        http = settings.gateway.drain_seconds if name == "gateway" else OPS_DRAIN_SECONDS
+        jobs = settings.collections.worker_drain_seconds if name == WORKER else 0.0
+        needed = pre_stop + settings.grpc.grace_seconds + http + jobs
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+        assert needed < grace, f"{name}: stopping may take {needed:g} s, past its {grace} s grace period"
+    # In-flight gateway requests wait on gRPC calls with this deadline: the drain lets them end.
+    gateway = load_settings(config)
+    assert gateway.gateway.drain_seconds >= gateway.grpc.deadline_seconds
 
 
 def _secret_references(objects: list[Obj]) -> Iterator[tuple[str, str | None]]:

@@ -163,6 +163,7 @@ FINITE = " must be a finite number"
         ("COGRAPH_REPODOCS__GIT_TIMEOUT_SECONDS", FINITE),
         ("COGRAPH_SEARCH__STORE_DEADLINE_SECONDS", BOUNDED),
         ("COGRAPH_SEARCH__EMBEDDING_DEADLINE_SECONDS", BOUNDED),
+        ("COGRAPH_GATEWAY__DRAIN_SECONDS", BOUNDED),
     ],
 )
 @pytest.mark.parametrize("value", ["inf", "Infinity"])

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from cograph_grpc import GrpcServer
-from cograph_service.http import HttpServer
+from cograph_service.http import OPS_DRAIN_SECONDS, HttpServer
 from cograph_service.ops import ops_app
 from cograph_service.readiness import Readiness
 
@@ -25,15 +25,21 @@ class ServiceHost:
         readiness: Readiness,
         *,
         http_app: Any | None = None,
+        http_drain_seconds: float = OPS_DRAIN_SECONDS,
         closers: Sequence[Callable[[], Awaitable[None]]] = (),
         recheck_seconds: float = 5.0,
     ) -> None:
-        """`http_app` replaces the plain ops app (the gateway serves ops routes beside its API);
-        `closers` release the service's resources after its servers stop, in order."""
+        """`http_app` replaces the plain ops app (the gateway serves ops routes beside its API), and
+        `http_drain_seconds` is how long its requests in flight may finish on shutdown; `closers`
+        release the service's resources after its servers stop, in order."""
         self.name = name
         self.grpc = grpc_server
         self.readiness = readiness
-        self.http = HttpServer(name, http_app if http_app is not None else ops_app(name, readiness))
+        self.http = HttpServer(
+            name,
+            http_app if http_app is not None else ops_app(name, readiness),
+            drain_seconds=http_drain_seconds,
+        )
         self._closers = list(closers)
         self._recheck_seconds = recheck_seconds
         self._watch: asyncio.Task[None] | None = None

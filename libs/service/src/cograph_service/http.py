@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
+import math
 import socket
 from typing import Any
 
@@ -18,6 +20,36 @@ log = logging.getLogger(__name__)
 # h11's default limit on a request line plus headers still incomplete after a read; a longer
 # head may pass when it arrives in one read, so this is the size callers are told to stay under.
 MAX_REQUEST_HEAD_BYTES = 16 * 1024
+
+# On shutdown, how long an ops port's requests may finish: probes and metrics answer in
+# milliseconds. The gateway's API takes COGRAPH_GATEWAY__DRAIN_SECONDS instead.
+OPS_DRAIN_SECONDS = 5.0
+# uvicorn's own cut-off, this long after ours: it cancels what still runs with a traceback
+# logged as an error, so it should only ever catch a request that ignored our cancellation.
+_BACKSTOP_SECONDS = 5
+
+_SHUTTING_DOWN = json.dumps(
+    {
+        "type": "about:blank",
+        "title": "Service unavailable",
+        "status": 503,
+        "detail": "the server is shutting down; try again",
+    }
+).encode()
+
+# Set in a request cut off after its response began: uvicorn can only close its connection,
+# and its complaint that the app ended the response unfinished is no error of ours to report.
+_cut_off_mid_response: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "cograph_cut_off_mid_response", default=False
+)
+
+
+class _UnlessCutOff(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _cut_off_mid_response.get()
+
+
+logging.getLogger("uvicorn.error").addFilter(_UnlessCutOff())
 
 
 class ProblemH11Protocol(H11Protocol):
@@ -41,10 +73,69 @@ class ProblemH11Protocol(H11Protocol):
         self.transport.close()
 
 
+class _Draining:
+    """The ASGI app, with the requests still running when the drain ends cut off politely: one
+    not yet answered gets a 503 problem+json (the server is shutting down, try again) and its
+    connection closed; one whose response has begun can only have its connection closed.
+    Without it, uvicorn cancels them itself: a text/plain 500 and a traceback logged as an error."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.running: set[asyncio.Task[Any]] = set()
+        self.cutting_off = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        task = asyncio.current_task()
+        if scope["type"] != "http" or task is None:
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def noting_the_start(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        self.running.add(task)
+        try:
+            await self.app(scope, receive, noting_the_start)
+        except asyncio.CancelledError:
+            if not self.cutting_off:
+                raise
+            task.uncancel()  # the cancellation was ours, and is answered here
+            if started:
+                _cut_off_mid_response.set(True)
+                return
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [
+                        (b"content-type", b"application/problem+json"),
+                        (b"content-length", str(len(_SHUTTING_DOWN)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": _SHUTTING_DOWN, "more_body": False})
+        finally:
+            self.running.discard(task)
+
+    def cut_off(self) -> int:
+        """Cancel every request still running; answers how many there were."""
+        self.cutting_off = True
+        running = [task for task in self.running if not task.done()]
+        for task in running:
+            task.cancel("the server is shutting down")
+        return len(running)
+
+
 class HttpServer:
-    def __init__(self, name: str, app: Any) -> None:
+    def __init__(self, name: str, app: Any, *, drain_seconds: float = OPS_DRAIN_SECONDS) -> None:
+        """On stop, requests in flight get `drain_seconds` to finish before they are cut off."""
         self.name = name
-        self._app = app
+        self._app = _Draining(app)
+        self._drain_seconds = drain_seconds
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
         self.port = 0
@@ -67,7 +158,7 @@ class HttpServer:
             log_config=None,
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=5,
+            timeout_graceful_shutdown=math.ceil(self._drain_seconds) + _BACKSTOP_SECONDS,
         )
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name=f"http-{self.name}")
@@ -80,7 +171,18 @@ class HttpServer:
         return self.port
 
     async def stop(self) -> None:
+        """Take no more connections, let the requests in flight finish for the drain time, then
+        cut off those still running (see _Draining) and end."""
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
-            await self._task
+            done, _ = await asyncio.wait({self._task}, timeout=self._drain_seconds)
+            if not done:
+                if cut := self._app.cut_off():
+                    log.warning(
+                        "%s: %d request(s) still running after the %g s drain: cut off (503, shutting down)",
+                        self.name,
+                        cut,
+                        self._drain_seconds,
+                    )
+                await self._task
             self._server = None

@@ -267,6 +267,18 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
     max_upload_bytes: Annotated[int, Meta(gt=0, description="Largest request body the gateway accepts.")] = (
         64 * 2**20
     )
+    # As long as the default gRPC deadline: a request waiting on a service gets that service's answer.
+    drain_seconds: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=DAY_SECONDS,
+            description="On shutdown, how long in-flight requests may finish; then those left get a 503.",
+        ),
+    ] = 30.0
+
+    def __post_init__(self) -> None:
+        _require_finite(self, "GATEWAY")
 
 
 class ApiToken(msgspec.Struct, frozen=True, kw_only=True):

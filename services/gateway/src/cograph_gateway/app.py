@@ -112,4 +112,11 @@ async def create_service(settings: Settings) -> ServiceHost:
     # The gateway speaks HTTP to users; its gRPC server carries only the health service,
     # so a cluster can probe every service the same way.
     server = GrpcServer(NAME, settings.grpc)
-    return ServiceHost(NAME, server, readiness, http_app=answering_head(app), closers=[backends.close])
+    return ServiceHost(
+        NAME,
+        server,
+        readiness,
+        http_app=answering_head(app),
+        http_drain_seconds=settings.gateway.drain_seconds,
+        closers=[backends.close],
+    )

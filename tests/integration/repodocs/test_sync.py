@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -495,3 +496,83 @@ async def test_a_sync_given_up_as_abandoned_keeps_nothing_when_it_wakes(
     assert row["status"] == "error"
     assert row["error"].startswith("abandoned")
     assert {r["name"]: r["n"] for r in names} == {"f": 1, "g": 1}
+
+
+async def test_source_read_during_a_sync_is_the_indexed_commits(service: Running, tmp_path: Path) -> None:
+    """A sync moves the managed checkout to the new tip first and indexes it afterwards: a read
+    meanwhile answers the indexed commit's lines under its name (before, the new tip's lines,
+    labelled with the old commit)."""
+    origin = GitRepo(tmp_path / "origin")
+    first = origin.commit("first", {"README.md": "# Demo\n", "a.py": "def first():\n    pass\n"})
+    repository = await service.register("moving", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    second = origin.commit("second", {"README.md": "# Demo, again\n", "a.py": "def second():\n    pass\n"})
+    checkout = f"{service.settings.repodocs.checkout_dir}/{repository.id}"
+
+    def head() -> str:
+        return subprocess.run(
+            ["git", "-C", checkout, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    async def read() -> pb.ReadFileRangeResponse:
+        return await service.stub.ReadFileRange(
+            pb.ReadFileRangeRequest(repository_id=repository.id, path="a.py")
+        )
+
+    service.provider.gate = asyncio.Event()  # the sync waits at its embedding step
+    syncing = asyncio.ensure_future(service.sync(repository.id))
+    try:
+        for _ in range(200):
+            if head() == second:
+                break
+            await asyncio.sleep(0.05)
+        assert head() == second
+        during = await read()
+        assert (during.content, during.commit_sha) == ("def first():\n    pass\n", first)
+    finally:
+        service.provider.gate.set()
+    assert (await syncing).status == pb.SYNC_STATUS_SUCCESS
+    after = await read()
+    assert (after.content, after.commit_sha) == ("def second():\n    pass\n", second)
+
+
+async def test_a_managed_checkout_follows_symlinks_inside_the_commit_only(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.write({"pkg/mod.py": "one\ntwo\n", "node_modules/dep/index.js": "module.exports = 1\n"})
+    links = {
+        "pkg/alias.ts": "mod.py",
+        "pkg/chain.py": "alias.ts",
+        "pkg/outside.py": "../../secret.py",
+        "pkg/absolute.py": "/etc/passwd",
+        "pkg/vendored.js": "../node_modules/dep/index.js",
+        "pkg/loop.py": "loop.py",
+        "pkg/dangling.py": "nothing.py",
+    }
+    for link, target in links.items():
+        (origin.root / link).symlink_to(target)
+    origin.commit("links")
+    repository = await service.register("linked", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+
+    async def read(path: str) -> pb.ReadFileRangeResponse:
+        return await service.stub.ReadFileRange(
+            pb.ReadFileRangeRequest(repository_id=repository.id, path=path)
+        )
+
+    assert (await read("pkg/alias.ts")).content == "one\ntwo\n"
+    assert (await read("pkg/chain.py")).content == "one\ntwo\n"
+    refused = {
+        "pkg/outside.py": (grpc.StatusCode.INVALID_ARGUMENT, "a symlink to a file outside the checkout"),
+        "pkg/absolute.py": (grpc.StatusCode.INVALID_ARGUMENT, "a symlink to a file outside the checkout"),
+        "pkg/vendored.js": (grpc.StatusCode.INVALID_ARGUMENT, "a symlink into node_modules"),
+        "pkg/loop.py": (grpc.StatusCode.INVALID_ARGUMENT, "a symlink loop"),
+        "pkg/dangling.py": (grpc.StatusCode.NOT_FOUND, "does not exist at the indexed commit"),
+        "pkg/missing.py": (grpc.StatusCode.NOT_FOUND, "does not exist at the indexed commit"),
+        "pkg": (grpc.StatusCode.INVALID_ARGUMENT, "only Python"),
+    }
+    for path, (code, message) in refused.items():
+        with pytest.raises(aio.AioRpcError) as error:
+            await read(path)
+        assert (error.value.code(), message in (error.value.details() or "")) == (code, True), path

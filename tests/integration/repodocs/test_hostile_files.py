@@ -109,18 +109,23 @@ async def test_symlinks_into_git_or_excluded_directories_are_neither_indexed_nor
     assert "is a symlink into .git, which cannot be read" in (error.value.details() or "")
 
 
-async def test_a_path_too_long_for_the_file_system_is_an_invalid_argument(
-    service: Running, tmp_path: Path
-) -> None:
+async def test_a_path_too_long_for_the_file_system_is_a_clear_error(service: Running, tmp_path: Path) -> None:
     origin = GitRepo(tmp_path / "origin")
     origin.commit("code", {"pkg/app.py": "def run():\n    pass\n"})
-    repository = await service.register("long", clone_url=str(origin.root))
-    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    managed = await service.register("long", clone_url=str(origin.root))
+    assert (await service.sync(managed.id)).status == pb.SYNC_STATUS_SUCCESS
+    on_disk = await service.register("long-on-disk", checkout_path=str(origin.root))
+    assert (await service.sync(on_disk.id)).status == pb.SYNC_STATUS_SUCCESS
+    too_long = "pkg/" + "x" * 5000 + ".py"
 
+    # A managed checkout is read from the indexed commit's tree, which has no such file.
     with pytest.raises(aio.AioRpcError) as error:
-        await service.stub.ReadFileRange(
-            pb.ReadFileRangeRequest(repository_id=repository.id, path="pkg/" + "x" * 5000 + ".py")
-        )
+        await service.stub.ReadFileRange(pb.ReadFileRangeRequest(repository_id=managed.id, path=too_long))
+    assert error.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "does not exist at the indexed commit" in (error.value.details() or "")
+    # A checkout path is read on disk, where the name cannot even be looked up.
+    with pytest.raises(aio.AioRpcError) as error:
+        await service.stub.ReadFileRange(pb.ReadFileRangeRequest(repository_id=on_disk.id, path=too_long))
     assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "too long for the file system" in (error.value.details() or "")
 

@@ -70,6 +70,11 @@ def test_values_are_read_without_the_whitespace_around_them() -> None:
         ),
         ({"COGRAPH_AUTH__API_TOKENS": "[{"}, "COGRAPH_AUTH__API_TOKENS must be JSON"),
         ({"COGRAPH_AUTH__API_TOKENS": '[{"token": "t"}]'}, "COGRAPH_AUTH__API_TOKENS"),
+        # A misspelt key is not ignored: the token would lose its admin role without a word.
+        (
+            {"COGRAPH_AUTH__API_TOKENS": '[{"token": "t", "sub": "ci", "rolez": ["admin"]}]'},
+            "COGRAPH_AUTH__API_TOKENS: Object contains unknown field `rolez`",
+        ),
         (
             {"COGRAPH_TELEMETRY__LOG_LEVEL": "verbose"},
             "COGRAPH_TELEMETRY__LOG_LEVEL: Expected `str` matching",

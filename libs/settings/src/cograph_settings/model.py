@@ -281,7 +281,8 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
         _require_finite(self, "GATEWAY")
 
 
-class ApiToken(msgspec.Struct, frozen=True, kw_only=True):
+# Unknown fields refused: a misspelt "rolez" silently dropped the token's admin role.
+class ApiToken(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     token: str
     sub: str
     groups: list[str] = msgspec.field(default_factory=list)

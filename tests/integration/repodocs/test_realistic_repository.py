@@ -318,3 +318,57 @@ async def _read_file_ranges(service: Running, rid: str, head: str) -> None:
             await service.stub.ReadFileRange(read("src/app/server.py", start, end))
         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert message in (error.value.details() or "")
+
+
+CONFIGS = {
+    "README.md": "# Acme Shop\n\nDeployed with the manifests under deploy/.\n",
+    "Dockerfile": (
+        "# syntax=docker/dockerfile:1\n#\n# Build for <release-name> with `uv`\n#\n"
+        "FROM python:3.11\nRUN pip install uv\n"
+    ),
+    "deploy/k8s/gateway.yaml": (
+        "---\n# The gateway\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gateway\n"
+        "spec:\n  revisionHistoryLimit: 3\n  strategy:\n    type: RollingUpdate\n"
+        "    rollingUpdate: {maxSurge: 1}\n  template:\n    spec:\n      containers:\n"
+        "        - name: gateway\n          # its image\n          image: acme/gateway\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: gateway\n"
+        "---\n# Who may call it\nkind: NetworkPolicy\n"
+    ),
+}
+
+
+async def test_config_files_are_cut_at_their_comment_lines_not_read_as_markdown(
+    service: Running, tmp_path: Path
+) -> None:
+    """A multi-document YAML file and a Dockerfile through a real sync: the `---` between YAML
+    documents makes no heading of the object above it (a citation used to hold the whole
+    Deployment), a leading `---` is no front matter, and a comment is taken as written."""
+    repo = GitRepo(tmp_path / "shop")
+    repo.commit("shop", CONFIGS)
+    rid = (await service.register("shop", checkout_path=str(repo.root))).id
+    sync = await service.sync(rid)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+    documents = await service.documents(rid)
+    assert documents["deploy/k8s/gateway.yaml"].title == "The gateway"
+    assert documents["Dockerfile"].title == "syntax=docker/dockerfile:1"
+
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        rows = await connection.fetch(
+            "SELECT d.path, k.heading_path, k.heading_anchor FROM repodocs.repo_document_chunks k"
+            " JOIN repodocs.repo_documents d ON d.id = k.document_id"
+            " WHERE d.path <> 'README.md' ORDER BY d.path, k.chunk_index"
+        )
+    finally:
+        await connection.close()
+    assert [tuple(row) for row in rows] == [
+        ("Dockerfile", ["syntax=docker/dockerfile:1"], "syntaxdockerdockerfile1"),
+        ("Dockerfile", ["Build for <release-name> with `uv`"], "build-for-release-name-with-uv"),
+        ("deploy/k8s/gateway.yaml", [], ""),  # the leading `---`, before any heading
+        ("deploy/k8s/gateway.yaml", ["The gateway"], "the-gateway"),
+        ("deploy/k8s/gateway.yaml", ["Who may call it"], "who-may-call-it"),
+    ]
+    page = await service.stub.GetDocsPage(
+        pb.GetDocsPageRequest(repository_id=rid, slug="deploy-k8s-gateway-yaml")
+    )
+    assert [(t.level, t.text, t.anchor) for t in page.toc] == [(1, "Who may call it", "who-may-call-it")]

@@ -1,6 +1,6 @@
-"""Migrations 0009 and 0012: documents chunked under the old reading of non-markdown files (no
-headings) are chunked again by the next sync, the way the spec reads them, as documents whose
-content did not change."""
+"""Migrations 0009, 0012 and 0014: documents chunked under an old reading of non-markdown files (no
+headings; then markdown's, with setext headings) are chunked again by the next sync, the way the
+spec reads them, as documents whose content did not change."""
 
 from __future__ import annotations
 
@@ -106,3 +106,99 @@ async def test_a_document_marked_by_0009_is_chunked_again_as_unchanged_content(
     assert (await service.documents(repository.id))["Dockerfile"].title == "build stage"
     # Once chunked again, it is unchanged like the README.
     assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
+
+
+# Content of each document, and whether 0014 marks it for a new chunking.
+READINGS = {
+    "README.md": ("Title\n---\n# x\n", False),  # markdown keeps markdown's reading
+    "docs/a.rst": ("# x\n", False),
+    "deploy/app.yaml": ("kind: A\n---\nkind: B\n", True),  # a setext heading before
+    "Dockerfile": ("# build\nFROM x\n", True),
+    "tests/test_a.py": ("x = 1\r  - # in a list item\r", True),  # lone \r ends lines too
+    ".github/workflows/ci.yml": ("steps:\n-\t# a heading in a list item\n", True),
+    "examples/values.yaml": ("items:\n  - a  # trailing comment\n", False),
+    "package-lock.json": ('{"a": "#1",\n "b": "---"}\n', False),  # no heading in either reading
+    "cmd/app_test.go": ("// ---\nfunc TestX() {}\n", False),
+}
+
+
+async def test_0014_marks_the_documents_whose_headings_markdown_read_differently(database: str) -> None:
+    connection = await connect(database)
+    try:
+        await apply_migrations(connection, before(MIGRATIONS, 14))
+        repository = await connection.fetchval(
+            "INSERT INTO repodocs.repositories (host, owner, name, clone_url, visibility, owner_subject)"
+            " VALUES ('example.com', 'acme', 'tools', 'https://x.example/t', 'public', 'a') RETURNING id"
+        )
+        for path, (content, _) in READINGS.items():
+            await connection.execute(
+                "INSERT INTO repodocs.repo_documents (repository_id, path, kind, title, slug, content,"
+                " content_hash, size_bytes) VALUES ($1, $2, 'config', $2, $2, $3, 'h', 1)",
+                repository,
+                path,
+                content,
+            )
+            await connection.execute(
+                "INSERT INTO repodocs.repo_document_chunks (document_id, repository_id, chunk_index, content,"
+                " chunker_max_words, chunker_overlap_words)"
+                " SELECT id, repository_id, i, 'x', 512, 64 FROM repodocs.repo_documents,"
+                " generate_series(0, 1) AS i WHERE path = $1",
+                path,
+            )
+        assert 14 in await apply_migrations(connection, MIGRATIONS)
+        windows = await connection.fetch(
+            "SELECT d.path, k.chunker_max_words FROM repodocs.repo_document_chunks k"
+            " JOIN repodocs.repo_documents d ON d.id = k.document_id"
+        )
+        hashes = await connection.fetch("SELECT content_hash FROM repodocs.repo_documents")
+    finally:
+        await connection.close()
+    assert sorted(windows) == sorted(
+        (path, 0 if marked else 512) for path, (_, marked) in READINGS.items() for _ in range(2)
+    )
+    assert {row["content_hash"] for row in hashes} == {"h"}  # FindDocumentsByContent still finds them
+
+
+MANIFESTS = "# The gateway\napiVersion: apps/v1\nkind: Deployment\n---\n# Its Service\nkind: Service\n"
+
+
+async def test_a_document_marked_by_0014_is_chunked_again_without_setext_headings(
+    service: Running, database: str, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    files = {"README.md": "# Demo\n\nHello.\n", "deploy/app.yaml": MANIFESTS, "package.json": '{"a": 1}\n'}
+    origin.commit("first", files)
+    repository = await service.register("demo", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    chunks_of_manifests = (
+        "SELECT heading_path, heading_anchor FROM repo_document_chunks k JOIN repo_documents d"
+        " ON d.id = k.document_id WHERE d.path = 'deploy/app.yaml' ORDER BY chunk_index"
+    )
+    connection = await connect(database)
+    try:
+        await connection.execute("SET search_path TO repodocs, public")
+        expected = [tuple(row) for row in await connection.fetch(chunks_of_manifests)]
+        # The manifests as markdown's reading chunked them (the Deployment a setext heading).
+        await connection.execute(
+            "UPDATE repo_document_chunks k SET heading_path = ARRAY['The gateway',"
+            " 'apiVersion: apps/v1 kind: Deployment'], heading_anchor = 'apiversion-appsv1kind-deployment'"
+            " FROM repo_documents d WHERE d.id = k.document_id AND d.path = 'deploy/app.yaml'"
+        )
+        await connection.execute((MIGRATIONS_DIR / "0014_rechunk_comment_headings.sql").read_text())
+    finally:
+        await connection.close()
+
+    again = await service.sync(repository.id)
+    assert again.status == pb.SYNC_STATUS_SUCCESS, again.error
+    chunks = (await service.documents(repository.id))["deploy/app.yaml"].chunk_count
+    # (discovered, indexed, chunks, unchanged, deleted, replaced): the manifests chunked again, the
+    # README and package.json (no `#` line) left alone, no file replaced.
+    assert counters(again) == (3, 1, chunks, 2, 0, 0)
+    connection = await connect(database)
+    try:
+        await connection.execute("SET search_path TO repodocs, public")
+        assert [tuple(row) for row in await connection.fetch(chunks_of_manifests)] == expected
+    finally:
+        await connection.close()
+    assert expected == [(["The gateway"], "the-gateway"), (["Its Service"], "its-service")]
+    assert counters(await service.sync(repository.id)) == (3, 0, 0, 3, 0, 0)

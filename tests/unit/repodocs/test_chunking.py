@@ -162,6 +162,22 @@ def test_a_dockerfile_goes_through_the_readme_chunker_its_comments_are_headings(
     ]
 
 
+def test_a_multi_document_yaml_file_is_cut_at_its_comment_lines_only() -> None:
+    """The `---` between the documents made the Deployment above it a setext heading: the chunk's
+    heading path, anchor and so its citation held the whole object."""
+    text = (
+        "# The gateway\napiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n"
+        "    type: RollingUpdate\n---\napiVersion: v1\nkind: Service\n"
+        "---\n# Its policy\nkind: NetworkPolicy\n"
+    )
+    document = CHUNKER.chunk("deploy/k8s/gateway.yaml", text)
+    assert document.title == "The gateway"
+    assert [(c.heading_path, c.heading_anchor, c.text.splitlines()[-1]) for c in document.chunks] == [
+        (["The gateway"], "the-gateway", "---"),
+        (["Its policy"], "its-policy", "kind: NetworkPolicy"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("path", "text", "title"),
     [

@@ -102,13 +102,95 @@ def test_mdx_and_markdown_extensions_are_markdown() -> None:
 
 
 @pytest.mark.parametrize("path", ["Dockerfile", "values.yaml", "main.py", "notes.txt", "Makefile"])
-def test_other_files_are_read_like_markdown(path: str) -> None:
+def test_other_files_have_their_comment_lines_at_the_margin_as_headings(path: str) -> None:
     """No language-aware handling (the spec): a `# ` line at the margin is a heading anywhere,
     a `#!` line or an indented comment is not."""
     text = "#!/bin/sh\n# build stage\nFROM python\n\n    # indented\n# another comment\n"
     assert headings(path, text) == [
         (1, "build stage", "build-stage", 2),
         (1, "another comment", "another-comment", 6),
+    ]
+
+
+MANIFESTS = """\
+# The gateway: REST and MCP on :8080.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gateway
+spec:
+  revisionHistoryLimit: 3
+  strategy:
+    type: RollingUpdate
+    # indented, under a key
+    rollingUpdate: {maxSurge: 1}
+  template:
+    spec:
+      containers:
+        - name: gateway
+          # inside a list item
+          image: cograph:dev
+---
+# Its Service
+apiVersion: v1
+kind: Service
+===
+"""
+
+
+def test_a_multi_document_yaml_file_has_no_setext_headings() -> None:
+    """The `---` between YAML documents does not make the object above it a heading (its anchor
+    was the whole Deployment), and a comment in a list item is not a heading either."""
+    assert headings("deploy/k8s/gateway.yaml", MANIFESTS) == [
+        (1, "The gateway: REST and MCP on :8080.", "the-gateway-rest-and-mcp-on-8080", 1),
+        (1, "Its Service", "its-service", 19),
+    ]
+
+
+def test_a_leading_document_separator_is_not_front_matter_outside_markdown() -> None:
+    text = "---\n# first document\na: 1\n---\n# second document\nb: 2\n"
+    assert headings("deploy/values.yaml", text) == [
+        (1, "first document", "first-document", 2),
+        (1, "second document", "second-document", 5),
+    ]
+
+
+DOCKERFILE = """\
+# syntax=docker/dockerfile:1
+#
+# Build for <release-name> with `uv` and *fast* [mode](x) &amp; __init__
+#
+FROM python:3.11 AS build
+## Stage two ##
+### use C#
+####### seven is no level
+#	after a tab
+  # indented
+#no space
+<!--
+# after an HTML comment
+```
+# after a fence
+"""
+
+
+def test_a_dockerfile_has_its_comment_lines_as_written() -> None:
+    """Markdown's reading stays out: no inline markup (an HTML tag vanished from the text), no
+    empty headings from `#` spacer lines, no HTML block or code fence hiding the lines after it;
+    an ATX closing sequence is dropped, a `#` that ends a word is kept."""
+    assert headings("Dockerfile", DOCKERFILE) == [
+        (1, "syntax=docker/dockerfile:1", "syntaxdockerdockerfile1", 1),
+        (
+            1,
+            "Build for <release-name> with `uv` and *fast* [mode](x) &amp; __init__",
+            "build-for-release-name-with-uv-and-fast-modex-amp-__init__",
+            3,
+        ),
+        (2, "Stage two", "stage-two", 6),
+        (3, "use C#", "use-c", 7),
+        (1, "after a tab", "after-a-tab", 9),
+        (1, "after an HTML comment", "after-an-html-comment", 13),
+        (1, "after a fence", "after-a-fence", 15),
     ]
 
 

@@ -4,8 +4,11 @@ Markdown is parsed with a CommonMark parser, so `#` lines inside fenced or
 indented code are never headings and setext (underlined) headings are. For
 reStructuredText, section titles are found by their adornment. Every other
 matched file (a Dockerfile, a workflow, an example script) goes through the same
-markdown reading, as the spec has it ("no language-aware handling"): its `# `
-lines at the left margin are headings.
+heading-and-word-window chunker as a README, with "no language-aware handling"
+(the spec), and so with no markdown reading either: its headings are its `# `
+lines at the left margin (one to six `#`, a space or tab, some text), taken as
+written. A `---` separating YAML documents does not make the paragraph above it
+a heading, and a code fence, an HTML tag or a leading `---` hides no `# ` line.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from markdown_it import MarkdownIt
 
 from cograph_repodocs.domain.model import Heading
 
+MARKDOWN_EXTENSIONS = frozenset({".md", ".mdx", ".markdown"})
 RST_EXTENSIONS = frozenset({".rst"})
 
 
@@ -37,9 +41,12 @@ def normalize_newlines(text: str) -> str:
 def find_headings(path: str, text: str) -> list[HeadingAt]:
     """Every heading of the document at `path`, in document order; lines are counted on `\n`."""
     text = normalize_newlines(text)
-    if PurePosixPath(path).suffix.lower() in RST_EXTENSIONS:
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in MARKDOWN_EXTENSIONS:
+        return _markdown_headings(text)
+    if suffix in RST_EXTENSIONS:
         return _rst_headings(text)
-    return _markdown_headings(text)
+    return _comment_headings(text)
 
 
 def github_anchor(text: str) -> str:
@@ -133,6 +140,38 @@ def _heading_text(source: str, env: dict[str, object]) -> str:
 
 _RENDERED_BREAKS = {"softbreak": "\n", "hardbreak": "\n"}
 _RENDERED = frozenset({"text", "code_inline", *_RENDERED_BREAKS})
+
+
+def _comment_headings(text: str) -> list[HeadingAt]:
+    """The `# ` lines at the left margin of a file that is neither markdown nor reStructuredText.
+
+    Only what an ATX heading is in a line of its own counts: one to six `#`, then a space or a tab,
+    then text, an optional closing run of `#` dropped. A line that is only `#` (a spacer in a comment
+    block) is no heading. The text is shown and anchored as written: a comment is not markdown.
+    """
+    anchors = AnchorRegistry()
+    found: list[HeadingAt] = []
+    for index, line in enumerate(text.split("\n")):
+        level = len(line) - len(line.lstrip("#"))
+        if not 1 <= level <= 6 or len(line) == level or line[level] not in " \t":
+            continue
+        written = _without_closing_sequence(line[level:])
+        if not written.strip():
+            continue
+        heading = Heading(
+            level=level, text=" ".join(written.split()), anchor=anchors.unique(written), line=index + 1
+        )
+        found.append(HeadingAt(heading=heading, section_start=index))
+    return found
+
+
+def _without_closing_sequence(rest: str) -> str:
+    """An ATX heading's text: `# Install ##` is "Install", while `# C#` keeps its `#`."""
+    text = rest.strip(" \t")
+    unclosed = text.rstrip("#")
+    if unclosed != text and (not unclosed or unclosed[-1] in " \t"):
+        return unclosed.rstrip(" \t")
+    return text
 
 
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")

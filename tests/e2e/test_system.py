@@ -182,3 +182,27 @@ async def test_metrics_show_requests_per_route_and_rpc(
     assert "cograph_http_requests_total" in text
     assert 'cograph_rpc_requests_total{code="OK",method="CreateCollection",service="collections"}' in text
     assert "cograph_rpc_duration_seconds_bucket" in text
+
+
+async def test_metrics_count_requests_no_route_serves(
+    gateway: httpx.AsyncClient, auth: dict[str, dict[str, str]]
+) -> None:
+    def unmatched(text: str, method: str, status: int) -> float:
+        line = f'cograph_http_unmatched_requests_total{{method="{method}",status_code="{status}"}} '
+        return sum(float(row[len(line) :]) for row in text.splitlines() if row.startswith(line))
+
+    before = (await gateway.get("/metrics")).text
+    assert (await gateway.get("/api/md-colections", headers=auth["alice"])).status_code == 404
+    assert (await gateway.get("/api/md-colections/some/where", headers=auth["alice"])).status_code == 404
+    assert (await gateway.put("/api/md-collections", headers=auth["alice"])).status_code == 405
+    assert (await gateway.request("BREW", "/api/md-collections", headers=auth["alice"])).status_code == 405
+    # A request a route serves, even refused, is the route's (cograph_http_requests_total).
+    assert (await gateway.get("/api/md-collections")).status_code == 401
+    after = (await gateway.get("/metrics")).text
+
+    assert unmatched(after, "GET", 404) - unmatched(before, "GET", 404) == 2
+    assert unmatched(after, "PUT", 405) - unmatched(before, "PUT", 405) == 1
+    assert unmatched(after, "other", 405) - unmatched(before, "other", 405) == 1
+    assert unmatched(after, "GET", 401) == 0
+    # The path a client chose is never a label.
+    assert "md-colections" not in after

@@ -18,6 +18,7 @@ from cograph_gateway.errors import EXCEPTION_HANDLERS, Problem
 from cograph_gateway.head import answering_head
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, Authenticator, Principal
 from cograph_gateway.mcp_server import McpEndpoint
+from cograph_gateway.metrics import count_unmatched
 from cograph_gateway.openapi import StrictStructSchemaPlugin
 from cograph_gateway.routes.collections import CollectionsController
 from cograph_gateway.routes.documents import DocumentsController
@@ -76,6 +77,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
                 app_name="cograph_gateway", prefix="cograph_http", group_path=True, exclude=["/metrics"]
             ).middleware
         ],
+        before_send=[count_unmatched],
         exception_handlers=EXCEPTION_HANDLERS,
         plugins=[OpenTelemetryPlugin(OpenTelemetryConfig()), StrictStructSchemaPlugin()],
         openapi_config=OpenAPIConfig(

@@ -20,7 +20,11 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 
 RUN python -m venv /opt/cograph
 ENV PATH=/opt/cograph/bin:$PATH
-RUN pip install --upgrade pip hatchling editables
+# gcc: the collections package compiles its markdown event reader (Cython) at install.
+RUN apt-get update \
+    && apt-get install --yes --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+RUN pip install --upgrade pip hatchling editables setuptools cython
 
 # torch first, the CPU build from PyTorch's own index (its own layer: large, rarely changes).
 # Left to the resolver, sentence-transformers would pull the multi-GB CUDA build instead.

@@ -25,7 +25,7 @@ $(VENV)/bin/python:
 # torch first, from this machine's CPU wheel: left to the resolver, the
 # sentence-transformers dependency would pull a multi-GB CUDA build.
 $(VENV)/.installed: $(VENV)/bin/python $(PYPROJECTS) constraints.txt
-	$(PIP) install --upgrade pip hatchling editables 2> >(grep -v 'is ignored' >&2)
+	$(PIP) install --upgrade pip hatchling editables setuptools cython 2> >(grep -v 'is ignored' >&2)
 	$(PIP_INSTALL) torch 2> >(grep -v 'is ignored' >&2)
 	$(PIP_INSTALL) --no-build-isolation $(addprefix -e ,$(PACKAGES)) 2> >(grep -v 'is ignored' >&2)
 	touch $@

@@ -403,6 +403,21 @@ def test_word_and_line_counts() -> None:
     assert parse_markdown("").line_count == 0
 
 
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("été  déjà\tvu", 3),
+        ("no\u00a0break\u2003em space\u3000ideographic", 5),  # Unicode whitespace separates words
+        ("joined\u200bby\u2060format characters", 2),  # format characters are not whitespace
+        ("  \n\t\x1c\x1f\u2028 ", 0),
+        ("x", 1),
+        ("", 0),
+    ],
+)
+def test_words_are_runs_of_non_whitespace_in_the_unicode_sense(body: str, words: int) -> None:
+    assert parse_markdown(body).word_count == words == len(body.split())
+
+
 def test_crlf_and_bom_are_normalised_without_moving_lines() -> None:
     doc = parse_markdown("\ufeff# Title\r\n\r\ntext [x](y.md)\r\n")
     assert doc.text == "# Title\n\ntext [x](y.md)\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cograph_collections.markdown._reader import count_words
 from cograph_collections.markdown.frontmatter import split_frontmatter
 from cograph_collections.markdown.model import ParsedDocument
 from cograph_collections.markdown.structure import Structure
@@ -51,7 +52,7 @@ def parse_markdown(text: str) -> ParsedDocument:
         tables=tuple(structure.tables),
         links=tuple(structure.links),
         blocks=tuple(structure.blocks),
-        word_count=len(body.split()),
+        word_count=count_words(body),
         line_count=line_count,
         warnings=frontmatter.warnings,
     )

@@ -1,0 +1,256 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The loops of parsing that run once per event, per line or per character, compiled.
+
+read_events turns pulldown-cmark's event stream into the records Structure builds a document
+from, with their line numbers; count_words counts a body's words. What runs a few times per
+block stays Python (structure.py). Compiled because these loops were most of the time of
+parsing in Python (measured by bench/markdown_throughput.py): the events come from pyromark as
+Python dicts, one or more per word of text, and every one of them must be looked at.
+"""
+
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+from libc.string cimport memchr
+
+# Root blocks opened by a string tag (a list item is one when its list is a root block).
+cdef dict _ROOT_KINDS = {"Paragraph": "paragraph", "HtmlBlock": "html", "Item": "list_item"}
+
+
+cdef inline object _only_key(dict mapping):
+    """The key of a one-key dict (every tagged event is one), without iterating it."""
+    cdef Py_ssize_t position = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    PyDict_Next(mapping, &position, &key, &value)
+    return <object>key
+
+
+cdef inline bint _blank(unsigned char byte):
+    return byte == 32 or byte == 9 or byte == 10  # what a blank line holds
+
+
+cdef class _Body:
+    """The body's UTF-8 bytes, with a cursor that turns byte offsets into line numbers:
+    offsets asked for in ascending order (event starts are) cost one pass over the body."""
+
+    cdef bytes owner  # keeps data alive
+    cdef const unsigned char *data
+    cdef Py_ssize_t size, cursor, cursor_line
+
+    def __cinit__(self, bytes data, Py_ssize_t first_line):
+        self.owner = data
+        self.data = <const unsigned char *><const char *>data
+        self.size = len(data)
+        self.cursor = 0
+        self.cursor_line = first_line
+
+    cdef Py_ssize_t newlines(self, Py_ssize_t start, Py_ssize_t end):
+        """How many newlines start..end holds (none when end <= start)."""
+        cdef Py_ssize_t count = 0
+        cdef const unsigned char *found
+        cdef const unsigned char *limit = self.data + end
+        cdef const unsigned char *at = self.data + start
+        while at < limit:
+            found = <const unsigned char *>memchr(at, 10, limit - at)
+            if found == NULL:
+                break
+            count += 1
+            at = found + 1
+        return count
+
+    cdef Py_ssize_t line(self, Py_ssize_t offset):
+        if offset >= self.cursor:
+            self.cursor_line += self.newlines(self.cursor, offset)
+        else:
+            self.cursor_line -= self.newlines(offset, self.cursor)
+        self.cursor = offset
+        return self.cursor_line
+
+    cdef Py_ssize_t last_byte(self, Py_ssize_t start, Py_ssize_t end):
+        """Offset of the last byte in start..end that is not blank (start when there is none):
+        event ranges may take in the blank lines after a block."""
+        cdef Py_ssize_t last = end - 1
+        while last > start and _blank(self.data[last]):
+            last -= 1
+        return last if last > start else start
+
+
+cdef class _Blocks:
+    """Root blocks as (kind, first line, last non-blank line, heading index or None), in order.
+    Text between them that is not blank (link reference definitions, which produce no events)
+    becomes paragraph blocks, one per run of non-blank lines, so that the blocks cover the body."""
+
+    cdef _Body body
+    cdef list blocks
+    cdef Py_ssize_t covered  # the byte after the last block added
+
+    def __cinit__(self, _Body body):
+        self.body = body
+        self.blocks = []
+        self.covered = 0
+
+    cdef add(self, str kind, Py_ssize_t start, Py_ssize_t end, object heading):
+        cdef Py_ssize_t last = self.body.last_byte(start, end)
+        self.add_gap(start)
+        first_line = self.body.line(start)
+        self.blocks.append((kind, first_line, first_line + self.body.newlines(start, last), heading))
+        self.covered = last + 1
+
+    cdef add_gap(self, Py_ssize_t end):
+        cdef const unsigned char *data = self.body.data
+        cdef Py_ssize_t at = self.covered, line_end, run_first = 0, line, offset
+        cdef bint in_run = False, blank
+        cdef const unsigned char *found
+        while at < end and data[at] == 10:  # the usual gap: newlines only
+            at += 1
+        if at >= end:
+            return
+        line = self.body.line(at)
+        while at < end:
+            found = <const unsigned char *>memchr(data + at, 10, end - at)
+            line_end = (found - data) if found != NULL else end
+            blank = True
+            for offset in range(at, line_end):
+                if not _blank(data[offset]):
+                    blank = False
+                    break
+            if not blank and not in_run:
+                run_first = line
+            elif blank and in_run:
+                self.blocks.append(("paragraph", run_first, line - 1, None))
+            in_run = not blank
+            at = line_end + 1
+            line += 1
+        if in_run:
+            self.blocks.append(("paragraph", run_first, line - 1, None))
+
+
+def read_events(events, bytes data, Py_ssize_t first_line):
+    """(blocks, headings, code blocks, tables, links) of one body (data, its UTF-8 bytes, whose
+    first line is first_line), from its events.
+
+    blocks: see _Blocks; headings: (level, inline text, line); code blocks: (language, fenced,
+    content, first line, last line); tables: (rows, header first; first line, last non-blank
+    line); links: (byte range, pyromark's link data, whether an embed, inline text, line).
+    Inline text is kept only inside headings, links, images and code blocks; any other event
+    costs a few comparisons.
+    """
+    cdef _Body body = _Body(data, first_line)
+    cdef _Blocks roots = _Blocks(body)
+    cdef list headings = [], code = [], tables = [], links = []
+    cdef list parts = []  # captured inline text
+    cdef list opened = []  # open links and images; None: not recorded
+    cdef list rows = [], cells = []
+    cdef Py_ssize_t capture = 0  # open headings, links, images and code blocks
+    cdef Py_ssize_t mark = 0  # where the open heading's or code block's text starts in parts
+    cdef Py_ssize_t depth = 0  # open tags of any kind
+    cdef Py_ssize_t images = 0  # open images: a link in alt text is not a link
+    cdef Py_ssize_t level = 0, heading_line = 0, start, end
+    cdef Py_ssize_t code_line = 0, code_last = 0, table_line = 0, table_last = 0
+    cdef bint fenced = False
+    cdef object language = None, event, span, key, tag, value, record
+    cdef str cell
+    for event, span in events:
+        if type(event) is str:
+            if event == "Rule":
+                if depth == 0:
+                    roots.add("thematic_break", span["start"], span["end"], None)
+            elif capture:  # a soft or hard line break
+                parts.append(" ")
+            continue
+        key = _only_key(event)
+        tag = event[key]
+        if key == "Text" or key == "Code":
+            if capture:
+                parts.append(tag)
+        elif key == "Start":
+            depth += 1
+            start, end = span["start"], span["end"]
+            if type(tag) is str:
+                if depth == 1 or (depth == 2 and tag == "Item"):  # items of a root list
+                    roots.add(_ROOT_KINDS.get(tag, "paragraph"), start, end, None)
+                elif tag == "TableCell":  # cells are kept as written, markdown included
+                    cell = data[start:end].decode().strip()
+                    cells.append(cell.replace("\\|", "|") if "\\|" in cell else cell)
+                continue
+            key = _only_key(tag)
+            value = tag[key]
+            if key == "Link":
+                opened.append(None if images else (start, end, value, False, len(parts), body.line(start)))
+                capture += 1
+            elif key == "Image":
+                # an Obsidian ![[embed]] is recorded as a link; an image is not
+                wiki = type(value["link_type"]) is not str
+                opened.append((start, end, value, True, len(parts), body.line(start)) if wiki else None)
+                images += 1
+                capture += 1
+            elif key == "Heading":
+                if depth == 1:
+                    roots.add("heading", start, end, len(headings))
+                heading_line = body.line(start)
+                level = int(value["level"][1])
+                mark = len(parts)
+                capture += 1
+            elif key == "CodeBlock":
+                fenced = value != "Indented"
+                if depth == 1:
+                    roots.add("fence" if fenced else "indented_code", start, end, None)
+                # the end line is the closing fence's, or the last line an unclosed block reaches
+                code_line = body.line(start)
+                code_last = code_line + body.newlines(start, end - 1)
+                words = value["Fenced"].split() if fenced else ()
+                language = words[0] if words else None
+                mark = len(parts)
+                capture += 1
+            elif key == "Table":
+                if depth == 1:
+                    roots.add("table", start, end, None)
+                table_line = body.line(start)
+                table_last = table_line + body.newlines(start, body.last_byte(start, end))
+                rows = []
+            elif depth == 1 and key != "List":  # a list's items are its root blocks
+                roots.add("quote" if key == "BlockQuote" else "paragraph", start, end, None)
+        elif key == "End":
+            depth -= 1
+            if type(tag) is not str:
+                if "Heading" in tag:
+                    headings.append((level, "".join(parts[mark:]), heading_line))
+                    del parts[mark:]
+                    capture -= 1
+            elif tag == "Link" or tag == "Image":
+                if tag == "Image":
+                    images -= 1
+                capture -= 1
+                record = opened.pop()
+                if record is not None:
+                    text = "".join(parts[record[4]:])
+                    links.append((record[0], record[1], record[2], record[3], text, record[5]))
+                if not capture:
+                    del parts[:]
+            elif tag == "TableRow" or tag == "TableHead":
+                rows.append(tuple(cells))
+                cells = []
+            elif tag == "CodeBlock":
+                code.append((language, fenced, "".join(parts[mark:]), code_line, code_last))
+                del parts[mark:]
+                capture -= 1
+            elif tag == "Table":
+                tables.append((rows, table_line, table_last))
+    roots.add_gap(body.size)
+    return roots.blocks, headings, code, tables, links
+
+
+def count_words(str text):
+    """len(text.split()) without building the list: runs of non-whitespace, by str.split's
+    (Unicode) idea of whitespace."""
+    cdef Py_UCS4 character
+    cdef Py_ssize_t words = 0
+    cdef bint inside = False
+    for character in text:
+        if Py_UNICODE_ISSPACE(character):
+            inside = False
+        elif not inside:
+            inside = True
+            words += 1
+    return words

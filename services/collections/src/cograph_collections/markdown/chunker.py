@@ -28,7 +28,6 @@ separated only by whitespace, so the chunks cover the whole body in order.
 
 from __future__ import annotations
 
-import re
 from itertools import accumulate
 
 import msgspec
@@ -87,10 +86,9 @@ class MarkdownChunker:
         if not parsed.blocks:
             return []
         lines = parsed.text.split("\n")
-        if has_adjacent_pipe_rows(parsed.text):  # else nothing to glue: most documents skip the loop
-            blocks = glue_table_rows(parsed.blocks, lines)
-            if len(blocks) != len(parsed.blocks):
-                parsed = msgspec.structs.replace(parsed, blocks=blocks)
+        blocks = glue_table_rows(parsed.blocks, lines)
+        if len(blocks) != len(parsed.blocks):
+            parsed = msgspec.structs.replace(parsed, blocks=blocks)
         layout = _Layout(parsed, lines)
         sections, paths = self._sections(parsed)
         units = self._units(parsed, layout, sections)
@@ -221,17 +219,6 @@ def _common_path(paths: list[tuple[int, ...]]) -> tuple[int, ...]:
         if not common:
             return paths[0]
     return common
-
-
-# Two lines in a row that start with '|' (after blanks), as the blocks glue_table_rows joins
-# end and begin. The leading newline lets the regex engine skip ahead to line starts.
-_ADJACENT_PIPE_ROWS = re.compile(r"\n[^\S\n]*+\|[^\n]*+\n[^\S\n]*+\|")
-_FIRST_PIPE_ROWS = re.compile(r"[^\S\n]*+\|[^\n]*+\n[^\S\n]*+\|")
-
-
-def has_adjacent_pipe_rows(text: str) -> bool:
-    """Whether two consecutive lines of text both start with '|' (a str.lstrip blank first)."""
-    return _FIRST_PIPE_ROWS.match(text) is not None or _ADJACENT_PIPE_ROWS.search(text) is not None
 
 
 def glue_table_rows(blocks: tuple[Block, ...], lines: list[str]) -> tuple[Block, ...]:

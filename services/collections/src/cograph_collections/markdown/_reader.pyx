@@ -17,13 +17,18 @@ from libc.string cimport memchr
 cdef dict _ROOT_KINDS = {"Paragraph": "paragraph", "HtmlBlock": "html", "Item": "list_item"}
 
 
-cdef inline object _only_key(dict mapping):
-    """The key of a one-key dict (every tagged event is one), without iterating it."""
+cdef inline object _only_key(dict mapping, PyObject **value):
+    """The key of a one-key dict (every tagged event is one), and its value in *value."""
     cdef Py_ssize_t position = 0
     cdef PyObject *key
-    cdef PyObject *value
-    PyDict_Next(mapping, &position, &key, &value)
+    PyDict_Next(mapping, &position, &key, value)
     return <object>key
+
+
+cdef inline bint _is(str name, str literal):
+    """name == literal, cheaply when it is not: pyromark's names are interned, as literals are,
+    so an equal name is usually the same object, and most others differ in length."""
+    return name is literal or (len(name) == len(literal) and name == literal)
 
 
 cdef inline bint _blank(unsigned char byte):
@@ -151,48 +156,49 @@ def read_events(events, bytes data, Py_ssize_t first_line):
     cdef bint fenced = False
     cdef object language = None, event, span, key, tag, value, record
     cdef str cell
+    cdef PyObject *raw
     for event, span in events:
         if type(event) is str:
-            if event == "Rule":
+            if _is(event, "Rule"):
                 if depth == 0:
                     roots.add("thematic_break", span["start"], span["end"], None)
             elif capture:  # a soft or hard line break
                 parts.append(" ")
             continue
-        key = _only_key(event)
-        tag = event[key]
-        if key == "Text" or key == "Code":
+        key = _only_key(event, &raw)
+        tag = <object>raw
+        if _is(key, "Text") or _is(key, "Code"):
             if capture:
                 parts.append(tag)
-        elif key == "Start":
+        elif _is(key, "Start"):
             depth += 1
             start, end = span["start"], span["end"]
             if type(tag) is str:
-                if depth == 1 or (depth == 2 and tag == "Item"):  # items of a root list
+                if depth == 1 or (depth == 2 and _is(tag, "Item")):  # items of a root list
                     roots.add(_ROOT_KINDS.get(tag, "paragraph"), start, end, None)
-                elif tag == "TableCell":  # cells are kept as written, markdown included
+                elif _is(tag, "TableCell"):  # cells are kept as written, markdown included
                     cell = data[start:end].decode().strip()
                     cells.append(cell.replace("\\|", "|") if "\\|" in cell else cell)
                 continue
-            key = _only_key(tag)
-            value = tag[key]
-            if key == "Link":
+            key = _only_key(tag, &raw)
+            value = <object>raw
+            if _is(key, "Link"):
                 opened.append(None if images else (start, end, value, False, len(parts), body.line(start)))
                 capture += 1
-            elif key == "Image":
+            elif _is(key, "Image"):
                 # an Obsidian ![[embed]] is recorded as a link; an image is not
                 wiki = type(value["link_type"]) is not str
                 opened.append((start, end, value, True, len(parts), body.line(start)) if wiki else None)
                 images += 1
                 capture += 1
-            elif key == "Heading":
+            elif _is(key, "Heading"):
                 if depth == 1:
                     roots.add("heading", start, end, len(headings))
                 heading_line = body.line(start)
                 level = int(value["level"][1])
                 mark = len(parts)
                 capture += 1
-            elif key == "CodeBlock":
+            elif _is(key, "CodeBlock"):
                 fenced = value != "Indented"
                 if depth == 1:
                     roots.add("fence" if fenced else "indented_code", start, end, None)
@@ -203,23 +209,23 @@ def read_events(events, bytes data, Py_ssize_t first_line):
                 language = words[0] if words else None
                 mark = len(parts)
                 capture += 1
-            elif key == "Table":
+            elif _is(key, "Table"):
                 if depth == 1:
                     roots.add("table", start, end, None)
                 table_line = body.line(start)
                 table_last = table_line + body.newlines(start, body.last_byte(start, end))
                 rows = []
             elif depth == 1 and key != "List":  # a list's items are its root blocks
-                roots.add("quote" if key == "BlockQuote" else "paragraph", start, end, None)
-        elif key == "End":
+                roots.add("quote" if _is(key, "BlockQuote") else "paragraph", start, end, None)
+        elif _is(key, "End"):
             depth -= 1
             if type(tag) is not str:
                 if "Heading" in tag:
                     headings.append((level, "".join(parts[mark:]), heading_line))
                     del parts[mark:]
                     capture -= 1
-            elif tag == "Link" or tag == "Image":
-                if tag == "Image":
+            elif _is(tag, "Link") or _is(tag, "Image"):
+                if _is(tag, "Image"):
                     images -= 1
                 capture -= 1
                 record = opened.pop()
@@ -228,14 +234,14 @@ def read_events(events, bytes data, Py_ssize_t first_line):
                     links.append((record[0], record[1], record[2], record[3], text, record[5]))
                 if not capture:
                     del parts[:]
-            elif tag == "TableRow" or tag == "TableHead":
+            elif _is(tag, "TableRow") or _is(tag, "TableHead"):
                 rows.append(tuple(cells))
                 cells = []
-            elif tag == "CodeBlock":
+            elif _is(tag, "CodeBlock"):
                 code.append((language, fenced, "".join(parts[mark:]), code_line, code_last))
                 del parts[mark:]
                 capture -= 1
-            elif tag == "Table":
+            elif _is(tag, "Table"):
                 tables.append((rows, table_line, table_last))
     roots.add_gap(body.size)
     return roots.blocks, headings, code, tables, links

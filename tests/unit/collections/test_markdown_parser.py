@@ -15,6 +15,7 @@ from cograph_collections.markdown import (
     TooManyTableCellsError,
     parse_markdown,
 )
+from cograph_collections.markdown._reader import count_words
 from cograph_collections.markdown.anchors import AnchorAllocator, slugify
 from cograph_collections.markdown.chunker import MarkdownChunker
 
@@ -416,6 +417,19 @@ def test_word_and_line_counts() -> None:
 )
 def test_words_are_runs_of_non_whitespace_in_the_unicode_sense(body: str, words: int) -> None:
     assert parse_markdown(body).word_count == words == len(body.split())
+
+
+def test_every_character_separates_words_exactly_when_str_split_says_so() -> None:
+    """count_words reads UTF-8 bytes: every code point of every length (1 to 4 bytes), as a
+    separator and as a word of its own, against str.split."""
+    wrong = [
+        hex(code)
+        for code in range(0x110000)
+        if not 0xD800 <= code <= 0xDFFF  # surrogates cannot be encoded
+        for text in (f"a{chr(code)}b", f" {chr(code)}{chr(code)} ")
+        if count_words(text.encode()) != len(text.split())
+    ]
+    assert wrong == []
 
 
 def test_crlf_and_bom_are_normalised_without_moving_lines() -> None:

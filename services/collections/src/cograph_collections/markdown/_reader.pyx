@@ -96,7 +96,7 @@ cdef class _Blocks:
         self.covered = 0
 
     cdef add(self, str kind, Py_ssize_t start, Py_ssize_t end, object heading):
-        cdef Py_ssize_t last = self.body.last_byte(start, end)
+        cdef Py_ssize_t last = self.body.last_byte(start, end), first_line
         self.add_gap(start)
         first_line = self.body.line(start)
         self.blocks.append((kind, first_line, first_line + self.body.newlines(start, last), heading))
@@ -153,6 +153,7 @@ def read_events(events, bytes data, Py_ssize_t first_line):
     cdef Py_ssize_t images = 0  # open images: a link in alt text is not a link
     cdef Py_ssize_t level = 0, heading_line = 0, start, end
     cdef Py_ssize_t code_line = 0, code_last = 0, table_line = 0, table_last = 0
+    cdef Py_UCS4 digit
     cdef bint fenced = False
     cdef object language = None, event, span, key, tag, value, record
     cdef str cell
@@ -195,7 +196,8 @@ def read_events(events, bytes data, Py_ssize_t first_line):
                 if depth == 1:
                     roots.add("heading", start, end, len(headings))
                 heading_line = body.line(start)
-                level = int(value["level"][1])
+                digit = (<str>value["level"])[1]  # "H1" to "H6"
+                level = <Py_ssize_t>digit - 48
                 mark = len(parts)
                 capture += 1
             elif _is(key, "CodeBlock"):
@@ -247,16 +249,38 @@ def read_events(events, bytes data, Py_ssize_t first_line):
     return roots.blocks, headings, code, tables, links
 
 
-def count_words(str text):
-    """len(text.split()) without building the list: runs of non-whitespace, by str.split's
-    (Unicode) idea of whitespace."""
-    cdef Py_UCS4 character
+# What each byte of well-formed UTF-8 starts: 0 a character that is not whitespace, 1 ASCII
+# whitespace (str.isspace), 2 a multi-byte character, to decode; 3 is a continuation byte.
+cdef unsigned char[256] _BYTE_KIND
+for _byte in range(256):
+    _BYTE_KIND[_byte] = (1 if chr(_byte).isspace() else 0) if _byte < 0x80 else (3 if _byte < 0xC0 else 2)
+
+
+def count_words(bytes data):
+    """len(data.decode().split()) without decoding or building the list: runs of characters that
+    are not whitespace by str.split's (Unicode) rules, in well-formed UTF-8 (what str.encode makes).
+    Branch-free for ASCII; a multi-byte character is decoded, since some are whitespace (U+00A0...)."""
+    cdef const unsigned char *at = <const unsigned char *><const char *>data
+    cdef const unsigned char *end = at + len(data)
+    cdef const unsigned char *kinds = _BYTE_KIND
     cdef Py_ssize_t words = 0
-    cdef bint inside = False
-    for character in text:
-        if Py_UNICODE_ISSPACE(character):
-            inside = False
-        elif not inside:
-            inside = True
-            words += 1
+    cdef unsigned char kind, inside = 0, lead
+    cdef Py_UCS4 character
+    while at < end:
+        kind = kinds[at[0]]
+        if kind >= 2:
+            if kind == 3:
+                at += 1
+                continue
+            lead = at[0]
+            if lead >= 0xF0:
+                character = (lead & 0x07) << 18 | (at[1] & 0x3F) << 12 | (at[2] & 0x3F) << 6 | (at[3] & 0x3F)
+            elif lead >= 0xE0:
+                character = (lead & 0x0F) << 12 | (at[1] & 0x3F) << 6 | (at[2] & 0x3F)
+            else:
+                character = (lead & 0x1F) << 6 | (at[1] & 0x3F)
+            kind = Py_UNICODE_ISSPACE(character)
+        at += 1
+        words += (kind == 0) & (inside == 0)
+        inside = kind == 0
     return words

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cograph_collections.markdown._reader import count_words
 from cograph_collections.markdown.frontmatter import split_frontmatter
 from cograph_collections.markdown.model import ParsedDocument
 from cograph_collections.markdown.structure import Structure
@@ -52,7 +51,7 @@ def parse_markdown(text: str) -> ParsedDocument:
         tables=tuple(structure.tables),
         links=tuple(structure.links),
         blocks=tuple(structure.blocks),
-        word_count=count_words(body),
+        word_count=structure.word_count,
         line_count=line_count,
         warnings=frontmatter.warnings,
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyromark
 
-from cograph_collections.markdown._reader import read_events
+from cograph_collections.markdown._reader import count_words, read_events
 from cograph_collections.markdown.anchors import AnchorAllocator
 from cograph_collections.markdown.links import classify_href, is_attachment, split_fragment
 from cograph_collections.markdown.model import Block, CodeBlock, Heading, Link, Table
@@ -93,6 +93,7 @@ class Structure:
         self._data = data = body.encode()
         roots, self._headings, self._code, self._tables, self._links = read_events(events, data, first_line)
         self.blocks = list(starmap(Block, roots))
+        self.word_count = count_words(data)
         self.headings = self._heading_tree()
         self.code_blocks = self._code_blocks()
         self.tables = self._table_list()

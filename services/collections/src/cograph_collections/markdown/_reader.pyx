@@ -54,7 +54,9 @@ cdef class _Body:
         """How many newlines start..end holds (none when end <= start)."""
         cdef Py_ssize_t count = 0
         cdef const unsigned char *found
-        cdef const unsigned char *limit = self.data + end
+        # offsets come from the parser: never past the body, unless it has a bug, and then the
+        # count is wrong rather than read from outside the buffer
+        cdef const unsigned char *limit = self.data + min(end, self.size)
         cdef const unsigned char *at = self.data + start
         while at < limit:
             found = <const unsigned char *>memchr(at, 10, limit - at)
@@ -75,7 +77,7 @@ cdef class _Body:
     cdef Py_ssize_t last_byte(self, Py_ssize_t start, Py_ssize_t end):
         """Offset of the last byte in start..end that is not blank (start when there is none):
         event ranges may take in the blank lines after a block."""
-        cdef Py_ssize_t last = end - 1
+        cdef Py_ssize_t last = min(end, self.size) - 1
         while last > start and _blank(self.data[last]):
             last -= 1
         return last if last > start else start

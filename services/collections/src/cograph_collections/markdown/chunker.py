@@ -86,6 +86,13 @@ class MarkdownChunker:
         if not parsed.blocks:
             return []
         lines = parsed.text.split("\n")
+        if len(parsed.text) <= self.params.max_chars:
+            # All of it fits, so the packing below would make one chunk of every block: most
+            # documents, spared the layout and the packing.
+            _, paths = self._sections(parsed)
+            first, last = parsed.blocks[0].start_line, parsed.blocks[-1].end_line
+            content = "\n".join(lines[first - 1 : last])
+            return [self._new_chunk(parsed, 0, content, _common_path(paths), first, last)]
         blocks = glue_table_rows(parsed.blocks, lines)
         if len(blocks) != len(parsed.blocks):
             parsed = msgspec.structs.replace(parsed, blocks=blocks)
@@ -192,16 +199,28 @@ class MarkdownChunker:
         last: int,
     ) -> ChunkDraft:
         first_block, last_block = units[first].first_block, units[last].last_block
-        path = _common_path(paths[units[first].first_section : units[last].last_section + 1])
+        return self._new_chunk(
+            parsed,
+            index,
+            parsed.text[layout.starts[first_block] : layout.ends[last_block]],
+            _common_path(paths[units[first].first_section : units[last].last_section + 1]),
+            parsed.blocks[first_block].start_line,
+            parsed.blocks[last_block].end_line,
+        )
+
+    def _new_chunk(
+        self, parsed: ParsedDocument, index: int, content: str, path: tuple[int, ...], start: int, end: int
+    ) -> ChunkDraft:
+        """The chunk of lines start..end (content), under the headings of path."""
         deepest: Heading | None = parsed.heading_tree[path[-1]] if path else None
         return ChunkDraft(
             chunk_index=index,
-            content=parsed.text[layout.starts[first_block] : layout.ends[last_block]],
+            content=content,
             heading_path=tuple(parsed.heading_tree[heading].text for heading in path),
             heading_level=deepest.level if deepest else 0,
             section_anchor=deepest.anchor if deepest else None,
-            start_line=parsed.blocks[first_block].start_line,
-            end_line=parsed.blocks[last_block].end_line,
+            start_line=start,
+            end_line=end,
             params=self.params,
         )
 

@@ -109,6 +109,7 @@ cdef class _Blocks:
         cdef Py_ssize_t at = self.covered, line_end, run_first = 0, line, offset
         cdef bint in_run = False, blank
         cdef const unsigned char *found
+        end = min(end, self.body.size)  # as in _Body: never read past the body
         while at < end and data[at] == 10:  # the usual gap: newlines only
             at += 1
         if at >= end:

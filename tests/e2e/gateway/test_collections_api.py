@@ -142,11 +142,14 @@ async def test_documents_round_trip_with_metadata_chunks_and_jobs(
     meta = document["metadata"]
     assert meta["frontmatter"] == {"title": "On-call guide", "owner": "platform", "tags": ["ops", "pager"]}
     assert meta["title"] == "On-call guide"
-    assert [(h["level"], h["text"], h["anchor"]) for h in meta["heading_tree"]] == [
-        (1, "Paging", "paging"),
-        (2, "Handover", "handover"),
+    # Line numbers are the file's, frontmatter included.
+    assert [(h["level"], h["text"], h["anchor"], h["line"]) for h in meta["heading_tree"]] == [
+        (1, "Paging", "paging", 6),
+        (2, "Handover", "handover", 19),
     ]
-    assert meta["code_blocks"][0]["language"] == "bash"
+    code = meta["code_blocks"][0]
+    assert (code["language"], code["start_line"], code["end_line"]) == ("bash", 15, 17)
+    assert (meta["tables"][0]["start_line"], meta["tables"][0]["end_line"]) == (10, 13)
     assert meta["tables"][0]["header"] == ["severity", "response"]
     assert meta["tables"][0]["rows"] == [["sev1", "5 min"], ["sev2", "30 min"]]
     links = {link["href"]: link for link in meta["links"]}
@@ -154,7 +157,8 @@ async def test_documents_round_trip_with_metadata_chunks_and_jobs(
     assert links["escalation.md#levels"]["target_document_id"] == uploaded.json()["document_id"]
     assert links["https://example.com/handover"]["link_type"] == "absolute"
     assert links["https://example.com/handover"]["target_document_id"] is None
-    assert meta["word_count"] > 20
+    assert [link["line"] for link in meta["links"]] == [8, 8, 21]
+    assert meta["word_count"] == 46  # whitespace-separated, the body's only
     assert meta["line_count"] == GUIDE.decode().count("\n")
 
     # Chunks: what was embedded, each citable as collection/<id>#<anchor>.

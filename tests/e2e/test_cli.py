@@ -150,16 +150,21 @@ async def _first_answer(ops: httpx.AsyncClient, path: str, status: int) -> httpx
     raise AssertionError(f"{path} never answered {status}")
 
 
+def _collections_env(database: str, http_port: int) -> dict[str, str]:
+    """The environment of a collections pod (service or worker) on free ports."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")} | {
+        "COGRAPH_DATABASE__DSN": database,
+        "COGRAPH_COLLECTIONS__GRPC_PORT": str(_free_port()),
+        "COGRAPH_COLLECTIONS__HTTP_PORT": str(http_port),
+    }
+
+
 async def test_a_service_waiting_on_its_migration_is_alive_but_not_ready(database: str) -> None:
     """A migration may run for minutes, or wait for another replica's: meanwhile the ops port
     answers /healthz, or the startup probe kills the pod and its migration is rolled back,
     again and again. Ready only once the service serves."""
     http_port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")} | {
-        "COGRAPH_DATABASE__DSN": database,
-        "COGRAPH_COLLECTIONS__GRPC_PORT": str(_free_port()),
-        "COGRAPH_COLLECTIONS__HTTP_PORT": str(http_port),
-    }
+    env = _collections_env(database, http_port)
     holder = await connect(database)
     await holder.execute("SELECT pg_advisory_lock($1)", LOCK_KEY)  # another replica migrating
     cograph = Path(sys.executable).parent / "cograph"
@@ -180,3 +185,35 @@ async def test_a_service_waiting_on_its_migration_is_alive_but_not_ready(databas
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
     assert process.returncode == 0
+
+
+async def test_only_a_process_running_a_worker_publishes_the_job_metrics(database: str) -> None:
+    """The worker autoscaler reads cograph_jobs_queued (docs/operations.md). A pod that runs no
+    worker (the collections service here; the gateway and search alike) knows nothing of the
+    queue, and must not report it empty beside the workers that do."""
+
+    async def metrics_of(*command: str) -> str:
+        http_port = _free_port()
+        cograph = Path(sys.executable).parent / "cograph"
+        process = await asyncio.create_subprocess_exec(
+            str(cograph),
+            *command,
+            env=_collections_env(database, http_port),
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=5) as ops:
+                await _first_answer(ops, "/readyz", 200)
+                return (await ops.get("/metrics")).text
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 60)
+
+    service = await metrics_of("serve", "collections")
+    worker = await metrics_of("worker")
+    assert "cograph_rpc_requests_total" in service  # its own metrics are there
+    assert "cograph_jobs_queued" not in service
+    assert "cograph_job_duration_seconds" not in service
+    # The worker publishes the queue it reads: empty on this new database.
+    assert re.search(r"^cograph_jobs_queued 0\.0$", worker, re.MULTILINE), worker
+    assert "# TYPE cograph_job_duration_seconds histogram" in worker

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 import time
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
-from prometheus_client import Gauge, Histogram
+from prometheus_client import REGISTRY, Gauge, Histogram
 
 from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind, beat
 from cograph_db import DATABASE_ERRORS
@@ -28,13 +29,22 @@ from cograph_settings import CollectionsSettings
 
 log = logging.getLogger(__name__)
 
-JOBS_QUEUED = Gauge("cograph_jobs_queued", "Collection jobs waiting for a worker.")
+# Published only by processes that run a worker (see _publish_job_metrics): every process imports
+# this module, and a gateway or search pod reporting an empty queue would be a false reading.
+JOBS_QUEUED = Gauge("cograph_jobs_queued", "Collection jobs waiting for a worker.", registry=None)
 JOB_DURATION = Histogram(
     "cograph_job_duration_seconds",
     "Time a collection job ran, by kind and outcome.",
     ["kind", "status"],
     buckets=(0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600),
+    registry=None,
 )
+
+
+@functools.cache  # once per process, however many workers it starts
+def _publish_job_metrics() -> None:
+    REGISTRY.register(JOBS_QUEUED)
+    REGISTRY.register(JOB_DURATION)
 
 Progress = Callable[[int, int], Awaitable[None]]
 Handler = Callable[[Claimed, Progress], Awaitable[None]]
@@ -61,6 +71,7 @@ class Worker:
         self._relistening: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        _publish_job_metrics()
         self._stopping.clear()
         self._wakes = [asyncio.Event() for _ in range(self._settings.worker_concurrency)]
         await self._listen()

@@ -650,3 +650,51 @@ async def test_an_embed_job_never_deadlocks_with_a_writer_deleting_its_chunks(
         await pool.close()
     assert {(job["status"], job["error"]) for job in jobs} == {("success", None)}
     assert left == 1  # warm.md's chunk; the two the writer deleted are gone, as it committed
+
+
+async def test_an_embed_job_whose_chunks_are_deleted_meanwhile_ends_with_all_its_work_done(
+    service: Running, collection: pb.Collection, database: str, embedder: EmbeddingProvider
+) -> None:
+    """The job counts its chunks when it starts. Those deleted before it reached them need no
+    vector: it succeeded with nothing left, and said 2 of 6 done as if it had stopped early."""
+    await service.host.stop()  # its in-process worker must not take the job
+    collection_id = uuid.UUID(collection.id)
+    pool = await create_pool(database, service.settings.database, schema="collections")
+
+    class DeletingTheRest(CountingProvider):
+        """Two chunks a page; while the first is embedded, the chunks not yet read are deleted."""
+
+        async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+            if self.calls == 0:
+                await pool.execute(
+                    "DELETE FROM md_documents WHERE collection_id = $1 AND id NOT IN"
+                    " (SELECT document_id FROM md_chunks WHERE content = ANY($2::text[]))",
+                    collection_id,
+                    list(texts),
+                )
+            return await super()._embed_batch(texts)
+
+    provider = DeletingTheRest(embedder)
+    provider.batch_size = 2
+    try:
+        collections = Collections(pool, provider, max_document_bytes=1_000_000)
+        worker = Worker(pool, database, collections.handlers(), service.settings.collections)
+        await collections.upload(
+            collection_id, [Upload(f"{n}.md", f"# Page {n}\n\nText {n}.".encode()) for n in range(6)], "alice"
+        )
+        while await worker.run_once():
+            pass
+        job = await pool.fetchrow(
+            "SELECT status, error, progress_done, progress_total FROM md_jobs"
+            " WHERE collection_id = $1 AND kind = 'embed'",
+            collection_id,
+        )
+        left = await pool.fetchval(
+            "SELECT count(*) FROM md_chunks WHERE collection_id = $1 AND embedding IS NOT NULL", collection_id
+        )
+    finally:
+        await pool.close()
+    assert provider.texts == 2  # the first page; the other four were deleted before it was read
+    assert left == 2
+    assert (job["status"], job["error"]) == ("success", None)
+    assert (job["progress_done"], job["progress_total"]) == (2, 2)

@@ -58,6 +58,9 @@ class ChunkEmbedder:
                     page,
                 )
             if not rows:
+                # Chunks counted at the start but deleted since (their document replaced or
+                # removed) need no vector: nothing is left, so the job ends at done of done.
+                await progress(done, done)
                 return done
             vectors = await self._embedder.embed([row["content"] for row in rows])
             await self._write(

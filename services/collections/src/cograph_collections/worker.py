@@ -46,6 +46,7 @@ def _publish_job_metrics() -> None:
     REGISTRY.register(JOBS_QUEUED)
     REGISTRY.register(JOB_DURATION)
 
+
 Progress = Callable[[int, int], Awaitable[None]]
 Handler = Callable[[Claimed, Progress], Awaitable[None]]
 

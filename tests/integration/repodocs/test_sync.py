@@ -576,3 +576,43 @@ async def test_a_managed_checkout_follows_symlinks_inside_the_commit_only(
         with pytest.raises(aio.AioRpcError) as error:
             await read(path)
         assert (error.value.code(), message in (error.value.details() or "")) == (code, True), path
+
+
+async def test_a_checkout_path_leaves_out_what_its_gitignore_ignores(
+    service: Running, tmp_path: Path
+) -> None:
+    """A checkout path is read where it is, working-tree edits included; what its .gitignore
+    keeps out of the repository (a local .env with a key in it, a built site, scratch notes and
+    code) is not the repository's, and is neither indexed nor searchable. A file ignored once
+    indexed is pruned by the next sync."""
+    work = GitRepo(tmp_path / "work")
+    work.commit(
+        "first",
+        {
+            ".gitignore": ".env.local\nsite/\nnotes-*.md\nscratch.py\n",
+            "README.md": "# Local\n\nRun `serve` to start.\n",
+            "docs/guide.md": "# Guide\n\nCall serve() first.\n",
+            "pkg/app.py": "def serve():\n    pass\n",
+        },
+    )
+    work.write(
+        {
+            ".env.local": "API_KEY=hunter2\n",  # Config (any .env*) were it not ignored
+            "site/index.md": "# Built\n\nA copy of the guide.\n",
+            "notes-today.md": "# Notes\n\nMine.\n",
+            "scratch.py": "def scratch_helper():\n    pass\n",
+            "docs/draft.md": "# Draft\n\nNot committed yet, not ignored.\n",
+        }
+    )
+    repository = await service.register("local", checkout_path=str(work.root))
+    first = await service.sync(repository.id)
+    assert first.status == pb.SYNC_STATUS_SUCCESS, first.error
+    assert sorted(await service.documents(repository.id)) == ["README.md", "docs/draft.md", "docs/guide.md"]
+    assert first.counters.discovered_files == 3
+    assert first.code_nodes == 1  # serve; scratch_helper is ignored
+
+    (work.root / ".gitignore").write_text(".env.local\nsite/\nnotes-*.md\nscratch.py\ndocs/draft.md\n")
+    second = await service.sync(repository.id)
+    assert second.status == pb.SYNC_STATUS_SUCCESS, second.error
+    assert sorted(await service.documents(repository.id)) == ["README.md", "docs/guide.md"]
+    assert second.counters.deleted_documents == 1

@@ -9,14 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.domain.discovery import (
     EXCLUDED_DIRS,
+    NOTHING_IGNORED,
     DiscoveredFile,
     DocumentKind,
     SkippedFile,
     classify,
     walk,
 )
+from cograph_repodocs.git import Git
 
 DOC = DocumentKind.REPO_DOC
 WORKFLOW = DocumentKind.WORKFLOW
@@ -316,3 +319,32 @@ def test_walk_of_a_missing_root_reports_instead_of_raising(tmp_path: Path) -> No
 
     assert result.files == []
     assert result.skipped == [SkippedFile(path=".", reason="directory unreadable: No such file or directory")]
+
+
+async def test_a_checkout_path_inside_a_repository_leaves_out_what_git_ignores_there(tmp_path: Path) -> None:
+    """git lists what it ignores relative to the checkout path, which may be a folder of a
+    repository, by the repository's .gitignore files at every level; a folder it ignores whole
+    is not walked at all."""
+    repository = tmp_path / "repo"
+    write(repository, ".gitignore", "*.local.md\n")
+    write(repository, "docs/.gitignore", "_build/\n")
+    write(repository, "docs/guide.md", "# Guide\n")
+    write(repository, "docs/guide.local.md", "# My copy\n")
+    write(repository, "docs/_build/guide.md", "# Built\n")
+    write(repository, "docs/api/_build/index.md", "# Built too\n")
+    write(repository, "docs/api/index.md", "# API\n")
+    git = Git(timeout_seconds=30)
+    await git.run("init", "--quiet", str(repository))
+
+    checkouts = Checkouts(git, tmp_path / "managed")
+    ignored = await checkouts.ignored(repository / "docs")
+    assert [f.path for f in walk(repository / "docs", max_file_bytes=100, ignored=ignored).files] == [
+        "api/index.md",
+        "guide.md",
+    ]
+    # Not a git working tree: nothing is ignored.
+    plain = tmp_path / "plain"
+    write(plain, ".gitignore", "*.md\n")
+    write(plain, "a.md", "# A\n")
+    assert await checkouts.ignored(plain) == NOTHING_IGNORED
+    assert [f.path for f in walk(plain, max_file_bytes=100, ignored=NOTHING_IGNORED).files] == ["a.md"]

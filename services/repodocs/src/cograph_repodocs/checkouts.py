@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from cograph_repodocs.domain.discovery import NOTHING_IGNORED, GitIgnored
 from cograph_repodocs.git import Git, GitError, redact_credentials
 from cograph_repodocs.repository_store import RepositoryRow
 
@@ -26,6 +27,8 @@ class Checkout(msgspec.Struct, frozen=True):
     root: Path
     commit_sha: str
     """Empty when the directory is not a git repository (a plain checkout path)."""
+    ignored: GitIgnored = NOTHING_IGNORED
+    """What git ignores there: only a checkout path has any (a managed one is cleaned)."""
 
 
 class Checkouts:
@@ -51,7 +54,7 @@ class Checkouts:
         if repository.checkout_path is not None:
             if not root.is_dir():
                 raise GitError(f"checkout path {root} is not a directory any more")
-            return Checkout(root, await self.head(root))
+            return Checkout(root, await self.head(root), await self.ignored(root))
         assert repository.clone_url is not None
         if (root / ".git").is_dir():
             await self._fetch(root, repository.default_branch)
@@ -76,6 +79,17 @@ class Checkouts:
         except GitError:
             return ""
         return out.strip()
+
+    async def ignored(self, root: Path) -> GitIgnored:
+        """What git ignores under `root`; nothing when it is not inside a git working tree."""
+        try:
+            listed = await self.git.run(
+                *("-c", f"safe.directory={root}", "-C", str(root), "ls-files", "-z"),
+                *("--others", "--ignored", "--exclude-standard", "--directory"),
+            )
+        except GitError:
+            return NOTHING_IGNORED
+        return GitIgnored(frozenset(path for path in listed.split("\0") if path))
 
     async def _clone(self, clone_url: str, branch: str, root: Path) -> None:
         # Cloned beside its final place and renamed: an interrupted clone never looks like a checkout.

@@ -18,7 +18,7 @@ import msgspec
 
 from cograph_embeddings import ModelInfo
 from cograph_repodocs.code_store import NewNode, StoredNode
-from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, is_excluded_dir
+from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, is_excluded_dir
 from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
 from cograph_repodocs.sync_store import Skipped
@@ -53,13 +53,15 @@ class NodePlan(msgspec.Struct, frozen=True, kw_only=True):
     model or dimension."""
 
 
-def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeScan:
+def scan_code(
+    root: Path, stored: dict[str, str], max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED
+) -> CodeScan:
     """Hash every source file under `root` and parse those that changed. Blocking: run it in a thread."""
     root = root.resolve()  # what is opened is checked to lie inside it
     hashes: dict[str, str] = {}
     parsed: list[ParsedFile] = []
     skipped: list[Skipped] = []
-    for relative, path in _source_files(root):
+    for relative, path in _source_files(root, ignored):
         if len(relative.encode()) > MAX_PATH_BYTES:
             skipped.append(
                 Skipped(relative, f"not parsed for symbols: path longer than {MAX_PATH_BYTES} bytes")
@@ -113,17 +115,21 @@ def scan_code(root: Path, stored: dict[str, str], max_file_bytes: int) -> CodeSc
     return CodeScan(hashes=hashes, parsed=parsed, deleted=deleted, skipped=skipped)
 
 
-def _source_files(root: Path) -> list[tuple[str, Path]]:
-    """(relative POSIX path, path) of the four languages' files, excluded directories pruned."""
+def _source_files(root: Path, ignored: GitIgnored) -> list[tuple[str, Path]]:
+    """(relative POSIX path, path) of the four languages' files, excluded and ignored directories pruned."""
     found: list[tuple[str, Path]] = []
     for current, dirnames, filenames in os.walk(root, followlinks=False):
         # The same exclusions as document discovery: vendored and generated trees are not the repo's code.
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded_dir(d))
         base = Path(current)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not is_excluded_dir(d) and not ignored.directory((base / d).relative_to(root).as_posix())
+        )
         for name in sorted(filenames):
             path = base / name
             relative = path.relative_to(root).as_posix()
-            if language_for_path(relative) is None:
+            if language_for_path(relative) is None or ignored.file(relative):
                 continue
             try:
                 relative.encode()

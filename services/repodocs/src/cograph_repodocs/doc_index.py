@@ -15,7 +15,14 @@ import msgspec
 
 from cograph_repodocs.document_store import DocumentState
 from cograph_repodocs.domain.chunking import ChunkedDocument, WordWindowChunker
-from cograph_repodocs.domain.discovery import DiscoveredFile, DiscoveryResult, classify, walk
+from cograph_repodocs.domain.discovery import (
+    NOTHING_IGNORED,
+    DiscoveredFile,
+    DiscoveryResult,
+    GitIgnored,
+    classify,
+    walk,
+)
 from cograph_repodocs.domain.slugs import assign_slugs
 from cograph_repodocs.sync_store import Counters, Skipped
 
@@ -38,10 +45,14 @@ class DocPlan(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def plan_documents(
-    root: Path, stored: list[DocumentState], max_file_bytes: int, chunker: WordWindowChunker
+    root: Path,
+    stored: list[DocumentState],
+    max_file_bytes: int,
+    chunker: WordWindowChunker,
+    ignored: GitIgnored = NOTHING_IGNORED,
 ) -> DocPlan:
     """Walk the checkout and decide every document's fate. Blocking (reads and chunks): run it in a thread."""
-    discovered = walk(root, max_file_bytes)
+    discovered = walk(root, max_file_bytes, ignored)
     by_path = {state.path: state for state in stored}
     counters = Counters(discovered_files=_discovered(discovered))
     prepared: list[PreparedDocument] = []

@@ -113,8 +113,9 @@ class SyncPipeline:
                 repository.id, model, chunker.max_words, chunker.overlap_words
             )
         # Walking, hashing, parsing and chunking block: off the event loop, which keeps serving RPCs.
-        code = await asyncio.to_thread(scan_code, checkout.root, code_hashes, self._max_file_bytes)
-        docs = await asyncio.to_thread(plan_documents, checkout.root, states, self._max_file_bytes, chunker)
+        root, ignored, most = checkout.root, checkout.ignored, self._max_file_bytes
+        code = await asyncio.to_thread(scan_code, root, code_hashes, most, ignored)
+        docs = await asyncio.to_thread(plan_documents, root, states, most, chunker, ignored)
         nodes, stale_nodes = await self._plan_nodes(repository, code, model)
 
         chunks = [

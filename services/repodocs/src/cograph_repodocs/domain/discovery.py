@@ -92,6 +92,25 @@ DEPLOY_EXTENSIONS = frozenset({".cfg", ".conf", ".ini", ".json", ".toml", ".yaml
 YAML_EXTENSIONS = frozenset({".yml", ".yaml"})
 
 
+class GitIgnored(msgspec.Struct, frozen=True):
+    """What git ignores under a checkout path, as `git ls-files --others --ignored
+    --exclude-standard --directory` lists it relative to that path: files, and directories it
+    ignores whole ending in '/'. A checkout path is read where it is; what its .gitignore keeps
+    out of the repository (a local .env, a built site, a virtualenv under any name) is not the
+    repository's, and a managed clone, cleaned with `git clean -ffdx`, never holds it either."""
+
+    paths: frozenset[str] = frozenset()
+
+    def directory(self, relative: str) -> bool:
+        return f"{relative}/" in self.paths
+
+    def file(self, relative: str) -> bool:
+        return relative in self.paths
+
+
+NOTHING_IGNORED = GitIgnored()
+
+
 def is_excluded_dir(name: str) -> bool:
     """Whether a directory of this name is never walked nor ingested."""
     if name in ALLOWED_DOT_DIRS:
@@ -162,8 +181,9 @@ def printable_path(relative: str) -> str:
     return relative.encode(errors="surrogateescape").decode(errors="backslashreplace")
 
 
-def walk(root: Path, max_file_bytes: int) -> DiscoveryResult:
-    """Classify and read every document under `root`, in path order; never raises for a bad file."""
+def walk(root: Path, max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED) -> DiscoveryResult:
+    """Classify and read every document under `root` that git does not ignore, in path order;
+    never raises for a bad file."""
     root = root.resolve()
     files: list[DiscoveredFile] = []
     skipped: list[SkippedFile] = []
@@ -174,10 +194,14 @@ def walk(root: Path, max_file_bytes: int) -> DiscoveryResult:
 
     # followlinks=False: a symlinked directory is never entered, so no loops and no escapes.
     for current, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded_dir(d))
         base = Path(current)
+        dirnames[:] = sorted(
+            d for d in dirnames if not is_excluded_dir(d) and not ignored.directory(_relative(root, base / d))
+        )
         for filename in sorted(filenames):
             relative = _relative(root, base / filename)
+            if ignored.file(relative):
+                continue
             kind = classify(relative)
             if kind is None:
                 continue

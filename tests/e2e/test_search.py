@@ -219,6 +219,51 @@ async def test_wiki_mode_searches_repository_documents(stubs: Stubs, repository:
     assert list(workflows_only.docs) == []
 
 
+async def test_wiki_mode_finds_a_setting_where_it_is_written(stubs: Stubs, tmp_path: Path) -> None:
+    """A setting pasted into wiki search: full text splits COGRAPH_SEARCH__RRF_K into parts that
+    other pages hold apart and more often, and its embedding stands for those parts' words. The
+    section that writes it comes first, found by full text alone."""
+    repo = GitRepo(tmp_path / "handbook")
+    repo.commit(
+        "docs",
+        {
+            "docs/operations.md": (
+                "# Operations\n\n## Tuning fusion\n\nSet COGRAPH_SEARCH__RRF_K on the search pods to"
+                " change the fusion constant, then restart them.\n\n## Backups\n\nSnapshots run nightly.\n"
+            ),
+            "docs/search.md": (
+                "# Search\n\nCograph search fuses a dense and a full-text stream with RRF; the top k hits"
+                " are returned. Cograph search runs on the search pods. Search, search, search.\n"
+            ),
+            "docs/ranking.md": "# Ranking\n\nRRF adds 1/(k + rank); Cograph keeps k small. Search for k.\n",
+        },
+    )
+    registered = await stubs.repodocs.RegisterRepository(
+        rpb.RegisterRepositoryRequest(
+            ref=rpb.RepositoryRef(host="example.com", owner="acme", name="handbook"),
+            clone_url=str(repo.root),
+            visibility=rpb.VISIBILITY_PRIVATE,
+            owner_subject="alice",
+        )
+    )
+    sync = await stubs.repodocs.SyncRepository(
+        rpb.SyncRepositoryRequest(repository_id=registered.repository.id, wait=True), timeout=SYNC_TIMEOUT
+    )
+    assert sync.sync.status == rpb.SYNC_STATUS_SUCCESS, sync.sync.error
+    found = await stubs.search.Retrieve(
+        pb.RetrieveRequest(
+            query="COGRAPH_SEARCH__RRF_K",
+            mode=pb.RETRIEVE_MODE_WIKI,
+            scope=pb.Scope(repository_ids=[registered.repository.id]),
+            limit=3,
+        )
+    )
+    assert list(found.failures) == []
+    first = found.docs[0]
+    assert (first.chunk.path, first.chunk.heading_anchor) == ("docs/operations.md", "tuning-fusion")
+    assert (first.ranks.text, first.ranks.dense) == (1, 0)
+
+
 async def test_an_empty_scope_finds_nothing(stubs: Stubs, repository: rpb.Repository) -> None:
     for mode in (pb.RETRIEVE_MODE_CODE, pb.RETRIEVE_MODE_WIKI):
         found = await stubs.search.Retrieve(

@@ -394,3 +394,70 @@ async def test_a_word_is_found_whichever_unicode_form_it_was_typed_and_stored_in
     for query in (composed, decomposed):
         hits = await search(service, embedder, [collection.id], query, dense=False)
         assert sorted(hit.chunk.source_key for hit in hits) == ["menu.md", "pdf.md"], ascii(query)
+
+
+# Documentation that names a setting once, among pages that hold the setting's parts apart and often.
+SETTING_DOCUMENTS = [
+    (
+        "fusion.md",
+        b"# Fusion constant\n\nThe streams are fused by reciprocal rank fusion. To change its constant,"
+        b" set COGRAPH_SEARCH__RRF_K in the environment of the search pods and restart them; smaller"
+        b" values favour the first ranks of each stream over agreement between the streams.",
+    ),
+    (
+        "search.md",
+        b"# Search\n\nCograph search runs a dense stream and a full-text stream. Search results show the"
+        b" rank of each hit in each stream (RRF), and the top k hits are returned. Cograph search is"
+        b" served by the search pods: search, search, search.",
+    ),
+    (
+        "ranking.md",
+        b"# Ranking\n\nRRF adds 1/(k + rank) over the streams; k is the constant. Cograph keeps k"
+        b" small so that a first rank counts. Search for k and RRF in the Cograph search docs.",
+    ),
+    ("backup.md", DOCUMENTS[3][1]),
+]
+
+
+async def test_a_setting_named_as_written_is_found_where_it_is_written(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """Full text splits COGRAPH_SEARCH__RRF_K into 'cograph', 'search', 'rrf' and 'k', which
+    other pages hold, apart and more often. The chunk that writes the name comes first in the
+    full-text stream; a query that is nothing but the name is a lookup, which a sentence
+    embedding of 'cograph search rrf k' cannot serve, so the dense stream does not run for it."""
+    await service.upload(collection.id, *SETTING_DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+
+    for lookup in ("COGRAPH_SEARCH__RRF_K", "`COGRAPH_SEARCH__RRF_K`"):
+        hits = await search(service, embedder, [collection.id], lookup)
+        assert hits[0].chunk.source_key == "fusion.md", lookup
+        assert (hits[0].ranks.text, hits[0].ranks.dense) == (1, 0)
+        assert all(hit.ranks.dense == 0 for hit in hits)
+
+    # In a sentence the dense stream runs as ever; the full-text stream still puts the name first.
+    hits = await search(service, embedder, [collection.id], "how do I set COGRAPH_SEARCH__RRF_K for search?")
+    [written] = [hit for hit in hits if hit.chunk.source_key == "fusion.md"]
+    assert written.ranks.text == 1
+    assert all(hit.ranks.dense for hit in hits)
+
+    # A name written nowhere is still looked up by its parts, in full text alone.
+    hits = await search(service, embedder, [collection.id], "COGRAPH_SEARCH_PODS")
+    assert hits
+    assert all(hit.ranks.dense == 0 and hit.ranks.text for hit in hits)
+    # Asked for dense alone, a name is searched by the dense stream: nothing else would run.
+    vector = await embedder.embed_one("COGRAPH_SEARCH__RRF_K")
+    dense_only = await service.stub.SearchChunks(
+        pb.SearchChunksRequest(
+            collection_ids=[collection.id],
+            query="COGRAPH_SEARCH__RRF_K",
+            query_embedding=vector,
+            embedding_model=(await embedder.info()).name,
+            limit=4,
+            dense_weight=1.0,
+            text_weight=0.0,
+            rrf_k=60,
+        )
+    )
+    assert len(dense_only.hits) == 4
+    assert all(hit.ranks.dense and hit.ranks.text == 0 for hit in dense_only.hits)

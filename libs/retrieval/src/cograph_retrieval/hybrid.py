@@ -61,6 +61,25 @@ def searchable(text: str) -> str:
     return cleaned if cleaned == text else f"{cleaned} {text}"
 
 
+# An underscore between two letters or digits: snake_case and SCREAMING_SNAKE names, which full
+# text splits into their parts (COGRAPH_SEARCH__RRF_K is 'cograph', 'search', 'rrf', 'k'). Dotted
+# names, URLs and paths stay one lexeme, and need nothing more.
+_COMPOUND_NAME = re.compile(r"\w*[^\W_]_+[^\W_]\w*")
+
+
+def compound_names(text: str) -> list[str]:
+    """The query's names that full text splits into parts, each once, in order."""
+    return list(dict.fromkeys(_COMPOUND_NAME.findall(text)))
+
+
+def names_only(text: str) -> bool:
+    """Whether the query is nothing but such names (`parse_config()`, COGRAPH_SEARCH__RRF_K): a
+    lookup, which the dense stream cannot serve. A sentence embedding of a name stands for the
+    words of its parts, and ranks pages about those words above the one that writes the name."""
+    rest = _COMPOUND_NAME.sub(" ", text)
+    return rest != text and not any(ch.isalnum() for ch in rest)
+
+
 class ChunkTable(msgspec.Struct, frozen=True):
     """Where a store keeps its chunks and their term statistics."""
 
@@ -172,34 +191,55 @@ class HybridRetriever:
         weights = weigh(lexemes, together, int(stats["chunks"]), int(stats["length"]))
         if weights is None:
             return []
-        return await self._bm25(connection, query, weights.with_forms(forms))
+        names = compound_names(query.text) if self.table.positional else []
+        return await self._bm25(connection, query, weights.with_forms(forms), names)
 
-    async def _bm25(self, connection: Connection, query: Query, weights: TermWeights) -> list[uuid.UUID]:
+    async def _bm25(
+        self, connection: Connection, query: Query, weights: TermWeights, names: list[str]
+    ) -> list[uuid.UUID]:
+        """BM25 over the candidates. With compound names, the chunks that write them as written
+        (a phrase of their parts) come first, most names first: a chunk that holds the parts
+        apart is about something else, however often it holds them."""
         t = self.table
-        extra, extra_args = self._condition(query, 7)
+        extra, extra_args = self._condition(query, 8 if names else 7)
         # Only the query's own lexemes of each candidate are read: setweight marks them A and
         # ts_filter keeps them, in C, so a long chunk costs no more rows than a short one. Stored
         # vectors hold no A (see ChunkTable), so no earlier pass need clear it.
         matched = (
             "ts_filter(setweight(k.search_text, 'A', $1::text[]), '{a}')" if t.positional else "k.search_text"
         )
+        selecting = "ARRAY(SELECT quote_literal(s) FROM unnest($4::text[]) s)"
+        # A name full text keeps whole (one lexeme) is no phrase: BM25 ranks it already.
+        phrases = (
+            f""",
+            phrases AS MATERIALIZED (
+                SELECT query FROM (SELECT phraseto_tsquery('{t.text_config}', name) AS query
+                                   FROM unnest($7::text[]) AS name) p
+                WHERE numnode(query) > 1)"""
+            if names
+            else ""
+        )
+        if names:
+            selecting += " || ARRAY(SELECT '(' || query::text || ')' FROM phrases)"
+        written = "(SELECT count(*) FROM phrases p WHERE k.search_text @@ p.query)" if names else "0::bigint"
         sql = f"""
-            WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])),
+            WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])){phrases},
             candidates AS (
-                SELECT k.id, {matched} AS matched, length(k.search_text)::float8 AS chunk_length
+                SELECT k.id, {matched} AS matched, length(k.search_text)::float8 AS chunk_length,
+                       {written} AS written
                 FROM {t.table} k
                 WHERE k.{t.scope_column} = ANY($3::uuid[])
-                  AND k.search_text @@ array_to_string(
-                        ARRAY(SELECT quote_literal(s) FROM unnest($4::text[]) s), ' | ')::tsquery
+                  AND k.search_text @@ array_to_string({selecting}, ' | ')::tsquery
                   {extra})
             SELECT c.id
             FROM candidates c
             CROSS JOIN LATERAL unnest(c.matched) AS u(lexeme, positions, weights)
             JOIN q ON q.lexeme = u.lexeme
-            GROUP BY c.id, c.chunk_length
-            ORDER BY sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1}::float8 + 1))
-                          / (coalesce(array_length(u.positions, 1), 1)
-                             + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
+            GROUP BY c.id, c.chunk_length, c.written
+            ORDER BY c.written DESC,
+                     sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1}::float8 + 1))
+                         / (coalesce(array_length(u.positions, 1), 1)
+                            + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
                      DESC, c.id
             LIMIT $6"""
         rows = await connection.fetch(
@@ -210,6 +250,7 @@ class HybridRetriever:
             weights.selective,
             weights.avg_length,
             query.candidates,
+            *([names] if names else []),
             *extra_args,
         )
         return [row["id"] for row in rows]
@@ -252,8 +293,11 @@ class HybridRetriever:
         with weight 0 are not run; the others run at once, each on a pooled connection of its
         own. A stream holds one connection and never waits for a second, so searches that
         outnumber the pool queue for it instead of deadlocking."""
+        dense_weight = query.dense_weight
+        if self.table.positional and query.text_weight > 0 and names_only(query.text):
+            dense_weight = 0.0  # a lookup of names: full text finds where they are written
         streams: dict[str, Stream] = {
-            "dense": Stream(query.dense_weight, lambda connection: self.dense_stream(connection, query)),
+            "dense": Stream(dense_weight, lambda connection: self.dense_stream(connection, query)),
             "text": Stream(query.text_weight, lambda connection: self.text_stream(connection, query)),
             **(extra or {}),
         }

@@ -262,6 +262,15 @@ async def test_wiki_mode_finds_a_setting_where_it_is_written(stubs: Stubs, tmp_p
     first = found.docs[0]
     assert (first.chunk.path, first.chunk.heading_anchor) == ("docs/operations.md", "tuning-fusion")
     assert (first.ranks.text, first.ranks.dense) == (1, 0)
+    # Route measures the pool against the streams that ran: first in full text is all there was.
+    routed = await stubs.search.Route(
+        pb.RouteRequest(
+            query="COGRAPH_SEARCH__RRF_K", scope=pb.Scope(repository_ids=[registered.repository.id]), limit=3
+        )
+    )
+    assert routed.repo_docs[0].chunk.path == "docs/operations.md"
+    [docs_pool] = [pool for pool in routed.pools if pool.store == pb.STORE_REPO_DOCS]
+    assert docs_pool.confidence == pytest.approx(1.0)
 
 
 async def test_an_empty_scope_finds_nothing(stubs: Stubs, repository: rpb.Repository) -> None:

@@ -8,6 +8,7 @@ from cograph_retrieval.hybrid import (
     Stream,
     StreamHit,
     ensure_vector_index,
+    names_only,
 )
 
 __all__ = [
@@ -19,5 +20,6 @@ __all__ = [
     "Stream",
     "StreamHit",
     "ensure_vector_index",
+    "names_only",
     "reciprocal_rank_fusion",
 ]

@@ -27,6 +27,7 @@ from cograph_grpc import (
     parse_id,
     parse_ids,
 )
+from cograph_retrieval import names_only
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
@@ -304,8 +305,11 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
             return_exceptions=True,
         )
         response = pb.RouteResponse(failures=failures)
-        # Confidence is measured against the streams that ran.
+        # Confidence is measured against the streams that ran. The doc and collection stores do
+        # not run the dense stream for a lookup of names (cograph_retrieval.names_only).
         best = (self._settings.dense_weight if vector else 0.0) + self._settings.text_weight
+        text_weight = self._settings.text_weight
+        prose_best = text_weight if text_weight > 0 and names_only(text) else best
         for store, result in (
             (pb.STORE_CODE, code),
             (pb.STORE_REPO_DOCS, docs),
@@ -326,12 +330,12 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
                 assert isinstance(result, repodocs_pb.SearchDocChunksResponse)
                 response.repo_docs.extend(result.hits)
                 scores = [h.score for h in result.hits]
-                best_possible = best
+                best_possible = prose_best
             else:
                 assert isinstance(result, collections_pb.SearchChunksResponse)
                 response.collections.extend(result.hits)
                 scores = [h.score for h in result.hits]
-                best_possible = best
+                best_possible = prose_best
             # The best fused score over the best a hit could get (first in every stream).
             ceiling = best_possible / (self._settings.rrf_k + 1)
             confidence = max(scores, default=0.0) / ceiling if ceiling else 0.0

@@ -16,6 +16,7 @@ from e2e.gateway.test_collections_api import GUIDE, Auth
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from cograph_cli.runtime import System
@@ -478,3 +479,44 @@ async def test_protocol_mistakes_are_json_rpc_errors_and_refusals_problem_json(
         chunked = await http.post("/mcp", content=chunks(), headers=headers)
         assert chunked.status_code == 413, chunked.text
         assert chunked.headers["content-type"] == "application/problem+json"
+
+
+async def test_tool_calls_are_counted_by_tool_and_by_what_rest_would_answer(
+    system: System, gateway: httpx.AsyncClient, auth: Auth
+) -> None:
+    """Every tool call is one POST to /mcp answered 200, refused or not: the HTTP metrics say
+    nothing of which tools agents use or how often they are refused. /metrics counts each call
+    by tool and by the status REST answers for the same request, and times it."""
+
+    def calls(text: str, tool: str, status: int) -> float:
+        line = f'cograph_mcp_tool_calls_total{{status_code="{status}",tool="{tool}"}} '
+        return sum(float(row[len(line) :]) for row in text.splitlines() if row.startswith(line))
+
+    def timed(text: str, tool: str) -> float:
+        line = f'cograph_mcp_tool_duration_seconds_count{{tool="{tool}"}} '
+        return sum(float(row[len(line) :]) for row in text.splitlines() if row.startswith(line))
+
+    before = (await gateway.get("/metrics")).text
+    missing = "00000000-0000-4000-8000-000000000000"
+    async with mcp_client(system.gateway_url, auth["alice"]) as client:
+        _ok(await client.call_tool("cograph_collections", {}))
+        _ok(await client.call_tool("cograph_collections", {"query": "on-call"}))
+        assert "HTTP 404" in _error(
+            await client.call_tool("cograph_collection_search", {"collection_id": missing, "query": "x"})
+        )
+        assert "HTTP 400" in _error(
+            await client.call_tool("cograph_collection_search", {"query": "x", "limt": 3})
+        )
+        with pytest.raises(MCPError, match="unknown tool"):  # a protocol error: no tool was called
+            await client.call_tool("cograph_shell", {"command": "ls"})
+    after = (await gateway.get("/metrics")).text
+
+    assert calls(after, "cograph_collections", 200) - calls(before, "cograph_collections", 200) == 2
+    assert (
+        calls(after, "cograph_collection_search", 404) - calls(before, "cograph_collection_search", 404) == 1
+    )
+    assert (
+        calls(after, "cograph_collection_search", 400) - calls(before, "cograph_collection_search", 400) == 1
+    )
+    assert "cograph_shell" not in after  # a name the client made up is never a label
+    assert timed(after, "cograph_collections") - timed(before, "cograph_collections") == 2

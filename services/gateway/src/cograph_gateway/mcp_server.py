@@ -8,6 +8,7 @@ REST controllers do. Results are compact, agent-oriented, and cite their source.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
@@ -18,7 +19,7 @@ from grpc import aio
 from litestar import Litestar
 from litestar.types import Receive, Scope, Send
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import ToolAnnotations
@@ -51,6 +52,7 @@ from cograph_gateway.mcp_guard import (
     send_refusal,
     transport_refusal,
 )
+from cograph_gateway.metrics import MCP_TOOL_CALLS, MCP_TOOL_DURATION
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import MAX_PAGE_TOKEN
 from cograph_gateway.routes.repos import check_file_path, check_range
@@ -265,6 +267,15 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class Refusal(ToolError):
+    """A tool error an agent can read, with the HTTP status REST answers for the same refusal:
+    in its message, and counted by it."""
+
+    def __init__(self, detail: str, status: int) -> None:
+        super().__init__(f"{detail} (HTTP {status})")
+        self.status = status
+
+
 def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """Refusals and backend failures become tool errors an agent can read (not protocol errors)."""
 
@@ -273,10 +284,10 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         try:
             return await fn(*args, **kwargs)
         except Problem as refusal:
-            raise ToolError(f"{refusal.detail} (HTTP {refusal.status})") from None
+            raise Refusal(refusal.detail, refusal.status) from None
         except aio.AioRpcError as error:
             status, detail = grpc_status(error)
-            raise ToolError(f"{detail} (HTTP {status})") from None
+            raise Refusal(detail, status) from None
 
     return wrapper
 
@@ -285,7 +296,7 @@ def _principal(ctx: Ctx) -> Principal:
     request = ctx.request_context.request
     principal = getattr(request, "scope", {}).get(PRINCIPAL_KEY)
     if not isinstance(principal, Principal):  # only reachable if mounted without McpEndpoint
-        raise ToolError("not authenticated (HTTP 401)")
+        raise Refusal("not authenticated", 401)
     return principal
 
 
@@ -657,12 +668,31 @@ class _Server(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        """The call, counted by tool and by the HTTP status REST would answer (200 when it
+        succeeds) and timed: /mcp is one route to the HTTP metrics, whatever the tool."""
+        started = time.perf_counter()
+        status = 500
+        try:
+            result = await self._checked_call(name, arguments, context)
+            status = 200
+            return result
+        except ToolError as error:
+            status = _status_of(error)
+            raise
+        finally:
+            # Only tools are labels: mcp_guard answers a call to any other name before it gets here.
+            MCP_TOOL_CALLS.labels(name, str(status)).inc()
+            MCP_TOOL_DURATION.labels(name).observe(time.perf_counter() - started)
+
+    async def _checked_call(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> Any:
         known = await self._arguments_of(name)
         unknown = sorted(set(arguments) - known) if known is not None else []
         if unknown:
             wrong = "; ".join(f"{argument}: not an argument of this tool" for argument in unknown)
             given = ", ".join(sorted(known or ())) or "none"
-            raise ToolError(f"invalid arguments for {name}: {wrong}; its arguments are {given} (HTTP 400)")
+            raise Refusal(f"invalid arguments for {name}: {wrong}; its arguments are {given}", 400)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
@@ -670,7 +700,16 @@ class _Server(MCPServer[Any]):
                 raise
             problems = error.__cause__.errors(include_url=False)
             wrong = "; ".join(_argument_problem(problem) for problem in problems)
-            raise ToolError(f"invalid arguments for {name}: {wrong} (HTTP 400)") from None
+            raise Refusal(f"invalid arguments for {name}: {wrong}", 400) from None
+
+
+def _status_of(error: ToolError) -> int:
+    """The HTTP status of a failed call: the refusal's (the SDK wraps what a tool raises), else
+    500 for a crash and 400 for what the SDK refuses itself."""
+    for raised in (error, error.__cause__):
+        if isinstance(raised, Refusal):
+            return raised.status
+    return 500 if isinstance(error, UnexpectedToolError) else 400
 
 
 def _argument_problem(problem: ErrorDetails) -> str:

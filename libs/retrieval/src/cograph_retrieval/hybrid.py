@@ -209,19 +209,16 @@ class HybridRetriever:
             "ts_filter(setweight(k.search_text, 'A', $1::text[]), '{a}')" if t.positional else "k.search_text"
         )
         selecting = "ARRAY(SELECT quote_literal(s) FROM unnest($4::text[]) s)"
-        # A name full text keeps whole (one lexeme) is no phrase: BM25 ranks it already.
-        phrases = (
-            f""",
+        phrases, written = "", "0::bigint"
+        if names:
+            # A name full text keeps whole (one lexeme) is no phrase: BM25 ranks it already.
+            phrases = f""",
             phrases AS MATERIALIZED (
                 SELECT query FROM (SELECT phraseto_tsquery('{t.text_config}', name) AS query
                                    FROM unnest($7::text[]) AS name) p
                 WHERE numnode(query) > 1)"""
-            if names
-            else ""
-        )
-        if names:
             selecting += " || ARRAY(SELECT '(' || query::text || ')' FROM phrases)"
-        written = "(SELECT count(*) FROM phrases p WHERE k.search_text @@ p.query)" if names else "0::bigint"
+            written = "(SELECT count(*) FROM phrases p WHERE k.search_text @@ p.query)"
         sql = f"""
             WITH q(lexeme, idf) AS (SELECT * FROM unnest($1::text[], $2::float8[])){phrases},
             candidates AS (

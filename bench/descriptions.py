@@ -14,13 +14,10 @@ per stream and per RRF constant, for each corpus.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import tarfile
-import tempfile
 from pathlib import Path
 
-from relevance import evaluate, running_system, uploaded_collection
+from relevance import corpora_main, evaluate, running_system, uploaded_collection
 
 from cograph_collections.markdown import parse_markdown
 
@@ -57,19 +54,7 @@ async def run(data_dir: Path, corpora: Path, scratch: Path) -> None:
 
 
 def main() -> None:
-    default_corpora = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--data-dir", type=Path, help="state directory, kept (default: a temporary one)")
-    parser.add_argument("--corpora", type=Path, default=default_corpora)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="descriptions-") as scratch:
-        if args.data_dir:
-            asyncio.run(run(args.data_dir, args.corpora, Path(scratch)))
-        else:
-            with tempfile.TemporaryDirectory(prefix="descriptions-store-") as directory:
-                asyncio.run(run(Path(directory), args.corpora, Path(scratch)))
+    corpora_main(__doc__, "descriptions", run)
 
 
 if __name__ == "__main__":

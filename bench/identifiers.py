@@ -16,15 +16,12 @@ recall@100 per stream and per RRF constant, for each corpus.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import re
 import tarfile
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from relevance import evaluate, running_system, uploaded_collection
+from relevance import corpora_main, evaluate, running_system, uploaded_collection
 
 CORPORA = {"astro-docs": "astro-docs/src/content/docs/en", "obsidian-help-en": "obsidian-help-en"}
 # An underscore between two letters or digits: the names full text splits into their parts.
@@ -68,19 +65,7 @@ async def run(data_dir: Path, corpora: Path, scratch: Path) -> None:
 
 
 def main() -> None:
-    default_corpora = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--data-dir", type=Path, help="state directory, kept (default: a temporary one)")
-    parser.add_argument("--corpora", type=Path, default=default_corpora)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="identifiers-") as scratch:
-        if args.data_dir:
-            asyncio.run(run(args.data_dir, args.corpora, Path(scratch)))
-        else:
-            with tempfile.TemporaryDirectory(prefix="identifiers-store-") as directory:
-                asyncio.run(run(Path(directory), args.corpora, Path(scratch)))
+    corpora_main(__doc__, "identifiers", run)
 
 
 if __name__ == "__main__":

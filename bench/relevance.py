@@ -9,14 +9,17 @@ so the choice of the default constant can be read off every benchmark.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -193,3 +196,21 @@ async def evaluate(
     print(f"{'stream':<30}{'nDCG@10':>10}{'recall@100':>12}{'p50 ms':>10}")
     print("\n".join(rows))
     print(f"{'hybrid via search service':<30}{sum(service_ndcg) / len(service_ndcg):>10.4f}")
+
+
+def corpora_main(
+    doc: str | None, name: str, run: Callable[[Path, Path, Path], Coroutine[Any, Any, None]]
+) -> None:
+    """The command line of a benchmark over ../shared/corpora: run(data_dir, corpora, scratch),
+    with the state kept in --data-dir or in a temporary directory."""
+    default_corpora = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, help="state directory, kept (default: a temporary one)")
+    parser.add_argument("--corpora", type=Path, default=default_corpora)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as scratch:
+        if args.data_dir:
+            asyncio.run(run(args.data_dir, args.corpora, Path(scratch)))
+        else:
+            with tempfile.TemporaryDirectory(prefix=f"{name}-store-") as directory:
+                asyncio.run(run(Path(directory), args.corpora, Path(scratch)))

@@ -8,7 +8,7 @@ from cograph_retrieval.hybrid import (
     Stream,
     StreamHit,
     ensure_vector_index,
-    names_only,
+    skips_dense,
 )
 
 __all__ = [
@@ -20,6 +20,6 @@ __all__ = [
     "Stream",
     "StreamHit",
     "ensure_vector_index",
-    "names_only",
     "reciprocal_rank_fusion",
+    "skips_dense",
 ]

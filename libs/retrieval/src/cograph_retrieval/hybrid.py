@@ -80,6 +80,12 @@ def names_only(text: str) -> bool:
     return rest != text and not any(ch.isalnum() for ch in rest)
 
 
+def skips_dense(text: str, text_weight: float) -> bool:
+    """Whether a search of doc or collection chunks runs without its dense stream: a lookup of
+    names, when full text runs to serve it. Route measures those pools by the same rule."""
+    return text_weight > 0 and names_only(text)
+
+
 class ChunkTable(msgspec.Struct, frozen=True):
     """Where a store keeps its chunks and their term statistics."""
 
@@ -291,7 +297,7 @@ class HybridRetriever:
         own. A stream holds one connection and never waits for a second, so searches that
         outnumber the pool queue for it instead of deadlocking."""
         dense_weight = query.dense_weight
-        if self.table.positional and query.text_weight > 0 and names_only(query.text):
+        if self.table.positional and skips_dense(query.text, query.text_weight):
             dense_weight = 0.0  # a lookup of names: full text finds where they are written
         streams: dict[str, Stream] = {
             "dense": Stream(dense_weight, lambda connection: self.dense_stream(connection, query)),

@@ -18,7 +18,7 @@ import msgspec
 
 from cograph_embeddings import ModelInfo
 from cograph_repodocs.code_store import NewNode, StoredNode
-from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, is_excluded_dir
+from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, entered_directories
 from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
 from cograph_repodocs.sync_store import Skipped
@@ -119,13 +119,8 @@ def _source_files(root: Path, ignored: GitIgnored) -> list[tuple[str, Path]]:
     """(relative POSIX path, path) of the four languages' files, excluded and ignored directories pruned."""
     found: list[tuple[str, Path]] = []
     for current, dirnames, filenames in os.walk(root, followlinks=False):
-        # The same exclusions as document discovery: vendored and generated trees are not the repo's code.
         base = Path(current)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not is_excluded_dir(d) and not ignored.directory((base / d).relative_to(root).as_posix())
-        )
+        dirnames[:] = entered_directories(root, base, dirnames, ignored)
         for name in sorted(filenames):
             path = base / name
             relative = path.relative_to(root).as_posix()

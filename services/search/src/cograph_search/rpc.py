@@ -27,7 +27,7 @@ from cograph_grpc import (
     parse_id,
     parse_ids,
 )
-from cograph_retrieval import names_only
+from cograph_retrieval import skips_dense
 from cograph_settings import SearchSettings
 
 Context = aio.ServicerContext[Any, Any]
@@ -306,10 +306,10 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
         )
         response = pb.RouteResponse(failures=failures)
         # Confidence is measured against the streams that ran. The doc and collection stores do
-        # not run the dense stream for a lookup of names (cograph_retrieval.names_only).
-        best = (self._settings.dense_weight if vector else 0.0) + self._settings.text_weight
+        # not run the dense stream for a lookup of names.
         text_weight = self._settings.text_weight
-        prose_best = text_weight if text_weight > 0 and names_only(text) else best
+        best = (self._settings.dense_weight if vector else 0.0) + text_weight
+        prose_best = text_weight if skips_dense(text, text_weight) else best
         for store, result in (
             (pb.STORE_CODE, code),
             (pb.STORE_REPO_DOCS, docs),

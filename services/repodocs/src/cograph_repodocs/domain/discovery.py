@@ -118,6 +118,16 @@ def is_excluded_dir(name: str) -> bool:
     return name.startswith(".") or name in EXCLUDED_DIRS
 
 
+def entered_directories(root: Path, base: Path, names: list[str], ignored: GitIgnored) -> list[str]:
+    """The subdirectories of `base` (under `root`) that a walk of the checkout enters, in name
+    order: neither excluded by name nor ignored by git. Documents and code are walked alike."""
+    return sorted(
+        name
+        for name in names
+        if not is_excluded_dir(name) and not ignored.directory(_relative(root, base / name))
+    )
+
+
 def excluded_by(path: str) -> str | None:
     """What keeps `path` (POSIX, relative to the checkout root) out of the index: a `.git`
     (the directory, or the file a worktree or submodule has) or an excluded directory on it."""
@@ -195,9 +205,7 @@ def walk(root: Path, max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED)
     # followlinks=False: a symlinked directory is never entered, so no loops and no escapes.
     for current, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
         base = Path(current)
-        dirnames[:] = sorted(
-            d for d in dirnames if not is_excluded_dir(d) and not ignored.directory(_relative(root, base / d))
-        )
+        dirnames[:] = entered_directories(root, base, dirnames, ignored)
         for filename in sorted(filenames):
             relative = _relative(root, base / filename)
             if ignored.file(relative):

@@ -74,6 +74,11 @@ cdef class _Body:
         self.cursor = offset
         return self.cursor_line
 
+    cdef tuple lines(self, Py_ssize_t start, Py_ssize_t last):
+        """(first line, last line) of the bytes start..last."""
+        cdef Py_ssize_t first = self.line(start)
+        return first, first + self.newlines(start, last)
+
     cdef Py_ssize_t last_byte(self, Py_ssize_t start, Py_ssize_t end):
         """Offset of the last byte in start..end that is not blank (start when there is none):
         event ranges may take in the blank lines after a block."""
@@ -97,12 +102,15 @@ cdef class _Blocks:
         self.blocks = []
         self.covered = 0
 
-    cdef add(self, str kind, Py_ssize_t start, Py_ssize_t end, object heading):
-        cdef Py_ssize_t last = self.body.last_byte(start, end), first_line
+    cdef tuple add(self, str kind, Py_ssize_t start, Py_ssize_t end, object heading):
+        """Adds the block (after the gap before it); answers its first and last line."""
+        cdef Py_ssize_t last = self.body.last_byte(start, end)
+        cdef tuple lines
         self.add_gap(start)
-        first_line = self.body.line(start)
-        self.blocks.append((kind, first_line, first_line + self.body.newlines(start, last), heading))
+        lines = self.body.lines(start, last)
+        self.blocks.append((kind, lines[0], lines[1], heading))
         self.covered = last + 1
+        return lines
 
     cdef add_gap(self, Py_ssize_t end):
         cdef const unsigned char *data = self.body.data
@@ -208,17 +216,16 @@ def read_events(events, bytes data, Py_ssize_t first_line):
                 if depth == 1:
                     roots.add("fence" if fenced else "indented_code", start, end, None)
                 # the end line is the closing fence's, or the last line an unclosed block reaches
-                code_line = body.line(start)
-                code_last = code_line + body.newlines(start, end - 1)
+                code_line, code_last = body.lines(start, end - 1)
                 words = value["Fenced"].split() if fenced else ()
                 language = words[0] if words else None
                 mark = len(parts)
                 capture += 1
             elif _is(key, "Table"):
                 if depth == 1:
-                    roots.add("table", start, end, None)
-                table_line = body.line(start)
-                table_last = table_line + body.newlines(start, body.last_byte(start, end))
+                    table_line, table_last = roots.add("table", start, end, None)
+                else:
+                    table_line, table_last = body.lines(start, body.last_byte(start, end))
                 rows = []
             elif depth == 1 and key != "List":  # a list's items are its root blocks
                 roots.add("quote" if _is(key, "BlockQuote") else "paragraph", start, end, None)

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # Quiet, and without the notes pip prints about this machine's local indexes.
 PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PIP_INSTALL := $(PIP) install -c constraints.txt
-PACKAGES := libs/protos libs/settings libs/telemetry libs/db libs/grpc libs/embeddings libs/service libs/retrieval \
+PACKAGES := libs/protos libs/errors libs/settings libs/telemetry libs/db libs/grpc libs/embeddings libs/service libs/retrieval \
 	services/collections services/repodocs services/search services/gateway cli
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PROTOS := $(shell find protos -name '*.proto')

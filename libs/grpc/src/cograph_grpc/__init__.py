@@ -1,6 +1,9 @@
-"""grpc.aio server and client helpers: health, reflection, deadlines, interceptors."""
+"""grpc.aio server and client helpers: health, reflection, deadlines, interceptors.
 
-from cograph_grpc.arguments import (
+The transport-free errors and argument checks of cograph_errors are re-exported while callers move
+to importing them from there."""
+
+from cograph_errors.arguments import (
     DEFAULT_RELATED_LIMIT,
     MAX_CONTENT_HASHES,
     MAX_RELATED_LIMIT,
@@ -11,8 +14,7 @@ from cograph_grpc.arguments import (
     parse_id,
     parse_ids,
 )
-from cograph_grpc.channels import open_channel
-from cograph_grpc.errors import (
+from cograph_errors.errors import (
     AlreadyExists,
     FailedPrecondition,
     InvalidArgument,
@@ -23,6 +25,8 @@ from cograph_grpc.errors import (
     shortened,
     shown,
 )
+from cograph_grpc.channels import open_channel
+from cograph_grpc.errors import status_of
 from cograph_grpc.health import check_health
 from cograph_grpc.paging import PageRequest, next_page_token, page_request
 from cograph_grpc.server import GrpcServer
@@ -52,4 +56,5 @@ __all__ = [
     "parse_ids",
     "shortened",
     "shown",
+    "status_of",
 ]

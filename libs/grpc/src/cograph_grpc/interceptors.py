@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import grpc
 from grpc import aio
 
-from cograph_grpc.errors import ServiceError
+from cograph_errors import ServiceError
+from cograph_grpc.errors import status_of
 from cograph_telemetry.metrics import RPC_LATENCY, RPC_REQUESTS
 from cograph_telemetry.tracing import current_trace_id
 
@@ -58,8 +59,8 @@ class ServerInterceptor(_ServerInterceptor):
             try:
                 return await inner(request, context)  # type: ignore[arg-type]
             except ServiceError as error:
-                code = error.code
-                await context.abort(error.code, error.message)
+                code = status_of(error)
+                await context.abort(code, error.message)
             except aio.AbortError:
                 code = context.code()
                 raise

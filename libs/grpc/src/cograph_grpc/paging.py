@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, TypeVar
 
-from cograph_grpc.errors import InvalidArgument
+from cograph_errors import InvalidArgument
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500

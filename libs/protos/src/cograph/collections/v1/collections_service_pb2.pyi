@@ -201,6 +201,18 @@ class ListCollectionAccessResponse(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[CollectionAccess]
     def __init__(self, entries: _Optional[_Iterable[_Union[CollectionAccess, _Mapping]]] = ...) -> None: ...
 
+class GetCollectionAccessRequest(_message.Message):
+    __slots__ = ("collection_id",)
+    COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
+    collection_id: str
+    def __init__(self, collection_id: _Optional[str] = ...) -> None: ...
+
+class GetCollectionAccessResponse(_message.Message):
+    __slots__ = ("access",)
+    ACCESS_FIELD_NUMBER: _ClassVar[int]
+    access: CollectionAccess
+    def __init__(self, access: _Optional[_Union[CollectionAccess, _Mapping]] = ...) -> None: ...
+
 class AddGrantRequest(_message.Message):
     __slots__ = ("collection_id", "group")
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]

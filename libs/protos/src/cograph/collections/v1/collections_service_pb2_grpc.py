@@ -64,6 +64,11 @@ class CollectionsServiceStub:
                 request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessRequest.SerializeToString,
                 response_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessResponse.FromString,
                 _registered_method=True)
+        self.GetCollectionAccess = channel.unary_unary(
+                '/cograph.collections.v1.CollectionsService/GetCollectionAccess',
+                request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessRequest.SerializeToString,
+                response_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessResponse.FromString,
+                _registered_method=True)
         self.AddGrant = channel.unary_unary(
                 '/cograph.collections.v1.CollectionsService/AddGrant',
                 request_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.AddGrantRequest.SerializeToString,
@@ -183,6 +188,14 @@ class CollectionsServiceServicer:
     def ListCollectionAccess(self, request, context):
         """Who may read what: every collection's visibility, owner and grants, for the
         gateway's policy. Small per collection, so it is listed whole.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCollectionAccess(self, request, context):
+        """One collection's access facts: what authorizing a request on that collection
+        needs, at a cost that does not grow with the number of collections.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -321,6 +334,11 @@ def add_CollectionsServiceServicer_to_server(servicer, server):
                     servicer.ListCollectionAccess,
                     request_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessRequest.FromString,
                     response_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessResponse.SerializeToString,
+            ),
+            'GetCollectionAccess': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCollectionAccess,
+                    request_deserializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessRequest.FromString,
+                    response_serializer=cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessResponse.SerializeToString,
             ),
             'AddGrant': grpc.unary_unary_rpc_method_handler(
                     servicer.AddGrant,
@@ -565,6 +583,33 @@ class CollectionsService:
             '/cograph.collections.v1.CollectionsService/ListCollectionAccess',
             cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessRequest.SerializeToString,
             cograph_dot_collections_dot_v1_dot_collections__service__pb2.ListCollectionAccessResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCollectionAccess(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.collections.v1.CollectionsService/GetCollectionAccess',
+            cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessRequest.SerializeToString,
+            cograph_dot_collections_dot_v1_dot_collections__service__pb2.GetCollectionAccessResponse.FromString,
             options,
             channel_credentials,
             insecure,

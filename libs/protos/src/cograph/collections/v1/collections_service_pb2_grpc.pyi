@@ -46,6 +46,10 @@ class CollectionsServiceStub:
     """Who may read what: every collection's visibility, owner and grants, for the
     gateway's policy. Small per collection, so it is listed whole.
     """
+    GetCollectionAccess: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.GetCollectionAccessRequest, _collections_service_pb2.GetCollectionAccessResponse]
+    """One collection's access facts: what authorizing a request on that collection
+    needs, at a cost that does not grow with the number of collections.
+    """
     AddGrant: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.AddGrantRequest, _collections_service_pb2.AddGrantResponse]
     RemoveGrant: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.RemoveGrantRequest, _collections_service_pb2.RemoveGrantResponse]
     UploadDocument: _grpc.UnaryUnaryMultiCallable[_collections_service_pb2.UploadDocumentRequest, _collections_service_pb2.UploadDocumentResponse]
@@ -80,6 +84,10 @@ class CollectionsServiceAsyncStub(CollectionsServiceStub):
     ListCollectionAccess: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.ListCollectionAccessRequest, _collections_service_pb2.ListCollectionAccessResponse]  # type: ignore[assignment]
     """Who may read what: every collection's visibility, owner and grants, for the
     gateway's policy. Small per collection, so it is listed whole.
+    """
+    GetCollectionAccess: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.GetCollectionAccessRequest, _collections_service_pb2.GetCollectionAccessResponse]  # type: ignore[assignment]
+    """One collection's access facts: what authorizing a request on that collection
+    needs, at a cost that does not grow with the number of collections.
     """
     AddGrant: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.AddGrantRequest, _collections_service_pb2.AddGrantResponse]  # type: ignore[assignment]
     RemoveGrant: _aio.UnaryUnaryMultiCallable[_collections_service_pb2.RemoveGrantRequest, _collections_service_pb2.RemoveGrantResponse]  # type: ignore[assignment]
@@ -148,6 +156,16 @@ class CollectionsServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_collections_service_pb2.ListCollectionAccessResponse, _abc.Awaitable[_collections_service_pb2.ListCollectionAccessResponse]]:
         """Who may read what: every collection's visibility, owner and grants, for the
         gateway's policy. Small per collection, so it is listed whole.
+        """
+
+    @_abc_1.abstractmethod
+    def GetCollectionAccess(
+        self,
+        request: _collections_service_pb2.GetCollectionAccessRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_collections_service_pb2.GetCollectionAccessResponse, _abc.Awaitable[_collections_service_pb2.GetCollectionAccessResponse]]:
+        """One collection's access facts: what authorizing a request on that collection
+        needs, at a cost that does not grow with the number of collections.
         """
 
     @_abc_1.abstractmethod

@@ -221,6 +221,18 @@ class ListRepositoryAccessResponse(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[RepositoryAccess]
     def __init__(self, entries: _Optional[_Iterable[_Union[RepositoryAccess, _Mapping]]] = ...) -> None: ...
 
+class GetRepositoryAccessRequest(_message.Message):
+    __slots__ = ("ref",)
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ref: RepositoryRef
+    def __init__(self, ref: _Optional[_Union[RepositoryRef, _Mapping]] = ...) -> None: ...
+
+class GetRepositoryAccessResponse(_message.Message):
+    __slots__ = ("access",)
+    ACCESS_FIELD_NUMBER: _ClassVar[int]
+    access: RepositoryAccess
+    def __init__(self, access: _Optional[_Union[RepositoryAccess, _Mapping]] = ...) -> None: ...
+
 class AddRepositoryGrantRequest(_message.Message):
     __slots__ = ("repository_id", "group")
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]

@@ -54,6 +54,11 @@ class RepoDocsServiceStub:
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessRequest.SerializeToString,
                 response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessResponse.FromString,
                 _registered_method=True)
+        self.GetRepositoryAccess = channel.unary_unary(
+                '/cograph.repodocs.v1.RepoDocsService/GetRepositoryAccess',
+                request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessRequest.SerializeToString,
+                response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessResponse.FromString,
+                _registered_method=True)
         self.AddRepositoryGrant = channel.unary_unary(
                 '/cograph.repodocs.v1.RepoDocsService/AddRepositoryGrant',
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.AddRepositoryGrantRequest.SerializeToString,
@@ -150,6 +155,15 @@ class RepoDocsServiceServicer:
 
     def ListRepositoryAccess(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRepositoryAccess(self, request, context):
+        """One repository's access facts, by host/owner/name in any letter case: what
+        authorizing a request on that repository needs, at a cost that does not grow
+        with the number of repositories.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -266,6 +280,11 @@ def add_RepoDocsServiceServicer_to_server(servicer, server):
                     servicer.ListRepositoryAccess,
                     request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessRequest.FromString,
                     response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessResponse.SerializeToString,
+            ),
+            'GetRepositoryAccess': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRepositoryAccess,
+                    request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessRequest.FromString,
+                    response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessResponse.SerializeToString,
             ),
             'AddRepositoryGrant': grpc.unary_unary_rpc_method_handler(
                     servicer.AddRepositoryGrant,
@@ -446,6 +465,33 @@ class RepoDocsService:
             '/cograph.repodocs.v1.RepoDocsService/ListRepositoryAccess',
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessRequest.SerializeToString,
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListRepositoryAccessResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRepositoryAccess(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.repodocs.v1.RepoDocsService/GetRepositoryAccess',
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessRequest.SerializeToString,
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.GetRepositoryAccessResponse.FromString,
             options,
             channel_credentials,
             insecure,

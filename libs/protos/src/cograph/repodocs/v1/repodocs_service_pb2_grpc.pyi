@@ -41,6 +41,11 @@ class RepoDocsServiceStub:
     GetRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetRepositoryRequest, _repodocs_service_pb2.GetRepositoryResponse]
     ListRepositories: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListRepositoriesRequest, _repodocs_service_pb2.ListRepositoriesResponse]
     ListRepositoryAccess: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListRepositoryAccessRequest, _repodocs_service_pb2.ListRepositoryAccessResponse]
+    GetRepositoryAccess: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetRepositoryAccessRequest, _repodocs_service_pb2.GetRepositoryAccessResponse]
+    """One repository's access facts, by host/owner/name in any letter case: what
+    authorizing a request on that repository needs, at a cost that does not grow
+    with the number of repositories.
+    """
     AddRepositoryGrant: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.AddRepositoryGrantRequest, _repodocs_service_pb2.AddRepositoryGrantResponse]
     RemoveRepositoryGrant: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.RemoveRepositoryGrantRequest, _repodocs_service_pb2.RemoveRepositoryGrantResponse]
     SyncRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]
@@ -71,6 +76,11 @@ class RepoDocsServiceAsyncStub(RepoDocsServiceStub):
     GetRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetRepositoryRequest, _repodocs_service_pb2.GetRepositoryResponse]  # type: ignore[assignment]
     ListRepositories: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListRepositoriesRequest, _repodocs_service_pb2.ListRepositoriesResponse]  # type: ignore[assignment]
     ListRepositoryAccess: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListRepositoryAccessRequest, _repodocs_service_pb2.ListRepositoryAccessResponse]  # type: ignore[assignment]
+    GetRepositoryAccess: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetRepositoryAccessRequest, _repodocs_service_pb2.GetRepositoryAccessResponse]  # type: ignore[assignment]
+    """One repository's access facts, by host/owner/name in any letter case: what
+    authorizing a request on that repository needs, at a cost that does not grow
+    with the number of repositories.
+    """
     AddRepositoryGrant: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.AddRepositoryGrantRequest, _repodocs_service_pb2.AddRepositoryGrantResponse]  # type: ignore[assignment]
     RemoveRepositoryGrant: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.RemoveRepositoryGrantRequest, _repodocs_service_pb2.RemoveRepositoryGrantResponse]  # type: ignore[assignment]
     SyncRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]  # type: ignore[assignment]
@@ -122,6 +132,17 @@ class RepoDocsServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repodocs_service_pb2.ListRepositoryAccessRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repodocs_service_pb2.ListRepositoryAccessResponse, _abc.Awaitable[_repodocs_service_pb2.ListRepositoryAccessResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetRepositoryAccess(
+        self,
+        request: _repodocs_service_pb2.GetRepositoryAccessRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_repodocs_service_pb2.GetRepositoryAccessResponse, _abc.Awaitable[_repodocs_service_pb2.GetRepositoryAccessResponse]]:
+        """One repository's access facts, by host/owner/name in any letter case: what
+        authorizing a request on that repository needs, at a cost that does not grow
+        with the number of repositories.
+        """
 
     @_abc_1.abstractmethod
     def AddRepositoryGrant(

@@ -10,7 +10,7 @@ import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 
-from cograph_grpc.errors import InvalidArgument
+from cograph_errors.errors import InvalidArgument
 
 # Control characters other than tab, newline and carriage return: PostgreSQL refuses NUL in
 # text, and none of them is anything a person searches for.

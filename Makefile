@@ -45,10 +45,19 @@ up: setup ## Bring the whole system up on the embedded defaults (UP_ARGS="--port
 protos: $(VENV)/.dev-installed ## Regenerate the gRPC contracts from protos/ into libs/protos/src
 	$(PY) libs/protos/generate.py
 
+# buf breaking compares protos/ with the main branch's. A checkout without a
+# local main (a detached CI checkout) compares with origin/main; with neither,
+# it says so and skips rather than compare with nothing.
 .PHONY: lint
-lint: $(VENV)/.dev-installed ## ruff
+lint: $(VENV)/.dev-installed ## ruff; buf lint, and buf breaking against main's protos/
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/buf lint protos
+	@if git rev-parse -q --verify refs/heads/main >/dev/null; then against=branch=main; \
+	elif git rev-parse -q --verify refs/remotes/origin/main >/dev/null; then against=ref=origin/main; \
+	else echo "buf breaking: skipped, no main or origin/main branch to compare protos/ with" >&2; exit 0; fi; \
+	echo "$(VENV)/bin/buf breaking protos --against '.git#$$against,subdir=protos'"; \
+	$(VENV)/bin/buf breaking protos --against ".git#$$against,subdir=protos"
 
 .PHONY: typecheck
 typecheck: $(VENV)/.dev-installed ## mypy (strict)

@@ -1,7 +1,8 @@
 """Generate the Python gRPC contracts from protos/ (run by `make protos`).
 
-The output is committed; tests/unit/test_protos_drift.py regenerates into a
-temporary directory and fails when the committed code differs.
+The output is committed; tests/unit/foundation/test_contracts.py
+(test_generated_code_matches_the_protos) regenerates into a temporary directory
+and fails when the committed code differs.
 """
 
 from __future__ import annotations

@@ -132,6 +132,17 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
             rows = await CollectionStore(connection).access()
         return pb.ListCollectionAccessResponse(entries=[access_to_pb(row) for row in rows])
 
+    async def GetCollectionAccess(
+        self, request: pb.GetCollectionAccessRequest, context: Context
+    ) -> pb.GetCollectionAccessResponse:
+        collection_id = parse_id(request.collection_id, "collection")
+        async with self._pool.acquire() as connection:
+            row = await CollectionStore(connection).access_of(collection_id)
+        # No collection is no error: the gateway's policy decides what a missing one answers.
+        if row is None:
+            return pb.GetCollectionAccessResponse()
+        return pb.GetCollectionAccessResponse(access=access_to_pb(row))
+
     async def AddGrant(self, request: pb.AddGrantRequest, context: Context) -> pb.AddGrantResponse:
         collection_id = parse_id(request.collection_id, "collection")
         group = domain.check_group(request.group)

@@ -90,6 +90,10 @@ class CollectionStore:
     async def access(self) -> list[AccessRow]:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
 
+    async def access_of(self, collection_id: uuid.UUID) -> AccessRow | None:
+        row = await self._db.fetchrow(SQL.select_access_of, collection_id)
+        return msgspec.convert(dict(row), AccessRow) if row else None
+
     async def add_grant(self, collection_id: uuid.UUID, group: str) -> None:
         """In a transaction: the count and the insert happen under the collection's lock."""
         await self._db.execute(SQL.lock_grants, collection_id)

@@ -45,6 +45,15 @@ FROM md_collections c
 LEFT JOIN md_collection_grants g ON g.collection_id = c.id
 GROUP BY c.id;
 
+-- name: select_access_of
+-- One collection's row by its primary key, with its grants by theirs: what authorizing one
+-- request reads, the same whatever the number of collections.
+SELECT c.id, c.visibility, c.owner,
+       coalesce((SELECT array_agg(g.group_name ORDER BY g.group_name)
+                 FROM md_collection_grants g WHERE g.collection_id = c.id), '{}') AS group_grants
+FROM md_collections c
+WHERE c.id = $1;
+
 -- name: lock_grants
 -- Held until the transaction ends: grants to one collection are added one at a time. An
 -- advisory lock, not the collection's row: that would wait for every write into the collection.

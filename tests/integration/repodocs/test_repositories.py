@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import grpc
@@ -14,6 +16,8 @@ from grpc import aio
 from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_db import connect
+from cograph_repodocs.repository_store import SQL
 
 
 async def expect(code: grpc.StatusCode, fragment: str, call: Awaitable[object]) -> None:
@@ -96,6 +100,102 @@ async def test_register_find_list_and_grant(service: Running, tmp_path: Path) ->
         pb.RemoveRepositoryGrantRequest(repository_id=api.id, group="research")
     )
     assert list(removed.repository.group_grants) == ["support"]
+
+
+async def test_one_repository_access_by_name_in_any_letter_case(service: Running, tmp_path: Path) -> None:
+    """A repository's access facts by name are its ListRepositoryAccess entry, whatever the case
+    the name is asked in; a name nobody registered has no access, which is no error."""
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# API\n"})
+    stub = service.stub
+    request = registration("Api", checkout_path=str(origin.root))
+    request.ref.owner = "Acme"
+    api = (await stub.RegisterRepository(request)).repository
+    await stub.RegisterRepository(registration("web", checkout_path=str(origin.root)))
+    for group in ("support", "research"):
+        await stub.AddRepositoryGrant(pb.AddRepositoryGrantRequest(repository_id=api.id, group=group))
+
+    async def access_of(host: str, owner: str, name: str) -> pb.GetRepositoryAccessResponse:
+        ref = pb.RepositoryRef(host=host, owner=owner, name=name)
+        return await stub.GetRepositoryAccess(pb.GetRepositoryAccessRequest(ref=ref))
+
+    async def listed() -> pb.RepositoryAccess:
+        entries = (await stub.ListRepositoryAccess(pb.ListRepositoryAccessRequest())).entries
+        return next(entry for entry in entries if entry.repository_id == api.id)
+
+    found = await access_of("github.com", "Acme", "Api")
+    assert found.HasField("access")
+    assert found.access == await listed()
+    assert (found.access.ref.host, found.access.ref.owner, found.access.ref.name) == (
+        "github.com",
+        "Acme",
+        "Api",
+    )
+    assert (found.access.visibility, found.access.owner_subject) == (pb.VISIBILITY_PRIVATE, "alice")
+    assert list(found.access.group_grants) == ["research", "support"]
+    assert (await access_of("GitHub.COM", "acme", "API")).access == found.access
+    assert not (await access_of("github.com", "acme", "nope")).HasField("access")
+    assert not (await access_of("gitlab.com", "Acme", "Api")).HasField("access")
+
+    await stub.RemoveRepositoryGrant(pb.RemoveRepositoryGrantRequest(repository_id=api.id, group="research"))
+    await stub.AddRepositoryGrant(pb.AddRepositoryGrantRequest(repository_id=api.id, group="eng"))
+    after = (await access_of("github.com", "acme", "api")).access
+    assert list(after.group_grants) == ["eng", "support"]
+    assert after == await listed()
+
+    # A name no repository can have is refused as GetRepository(ref=...) refuses it.
+    for host, owner, name in (
+        ("github.com", "acme", ""),
+        ("github.com", " ", "api"),
+        ("", "acme", "api"),
+        ("github.com", "a" * 201, "api"),
+        ("github.com", "a/b", "api"),
+    ):
+        ref = pb.RepositoryRef(host=host, owner=owner, name=name)
+        with pytest.raises(aio.AioRpcError) as by_name:
+            await stub.GetRepository(pb.GetRepositoryRequest(ref=ref))
+        with pytest.raises(aio.AioRpcError) as access:
+            await stub.GetRepositoryAccess(pb.GetRepositoryAccessRequest(ref=ref))
+        assert access.value.code() == by_name.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert access.value.details() == by_name.value.details()
+    with pytest.raises(aio.AioRpcError) as no_ref:
+        await stub.GetRepositoryAccess(pb.GetRepositoryAccessRequest())
+    assert no_ref.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+async def test_access_by_name_is_one_index_lookup_whatever_the_number_of_repositories(
+    service: Running, database: str
+) -> None:
+    """Authorizing one request must not cost a scan of every tenant's repositories: the lookup
+    goes through the unique index on the name in any case, and the grants through their key."""
+    connection = await connect(database)
+    try:
+        await connection.execute("SET search_path = repodocs, public")
+        await connection.execute(
+            "INSERT INTO repositories (host, owner, name, checkout_path, visibility, owner_subject)"
+            " SELECT 'github.com', 'acme', 'repo' || i, '/srv/repo' || i, 'private', 'alice'"
+            " FROM generate_series(1, 5000) AS i"
+        )
+        await connection.execute("INSERT INTO repository_grants SELECT id, 'eng' FROM repositories")
+        await connection.execute("ANALYZE repositories, repository_grants")
+        plan = await connection.fetchval(
+            f"EXPLAIN (FORMAT JSON) {SQL.select_access_by_ref}", "GitHub.com", "ACME", "Repo42"
+        )
+    finally:
+        await connection.close()
+    scans = {
+        (node["Node Type"], node["Relation Name"], node.get("Index Name"))
+        for node in _plan_nodes(json.loads(plan)[0]["Plan"])
+        if "Relation Name" in node
+    }
+    assert ("Index Scan", "repositories", "repositories_ref_any_case") in scans, scans
+    assert not any(kind.startswith(("Seq Scan", "Bitmap")) for kind, _, _ in scans), scans
 
 
 async def test_bad_input_is_a_clear_status_never_internal(service: Running, tmp_path: Path) -> None:

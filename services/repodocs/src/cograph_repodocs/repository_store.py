@@ -99,6 +99,11 @@ class RepositoryStore:
     async def access(self) -> list[AccessRow]:
         return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
 
+    async def access_of(self, ref: Ref) -> AccessRow | None:
+        """The access facts of the repository named `ref` in any letter case, None if there is none."""
+        row = await self._db.fetchrow(SQL.select_access_by_ref, ref.host, ref.owner, ref.name)
+        return msgspec.convert(dict(row), AccessRow) if row else None
+
     async def add_grant(self, repository_id: uuid.UUID, group: str) -> None:
         """In a transaction: the count and the insert happen under the repository's lock."""
         await self._db.execute(SQL.lock_grants, repository_id)

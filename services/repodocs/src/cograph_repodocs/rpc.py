@@ -136,6 +136,17 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
             rows = await RepositoryStore(connection).access()
         return pb.ListRepositoryAccessResponse(entries=[access_to_pb(row) for row in rows])
 
+    async def GetRepositoryAccess(
+        self, request: pb.GetRepositoryAccessRequest, context: Context
+    ) -> pb.GetRepositoryAccessResponse:
+        # Checked as GetRepository checks a ref: a name no repository can have is the caller's mistake.
+        ref = rules.check_ref(request.ref.host, request.ref.owner, request.ref.name)
+        async with self._pool.acquire() as connection:
+            row = await RepositoryStore(connection).access_of(ref)
+        if row is None:
+            return pb.GetRepositoryAccessResponse()
+        return pb.GetRepositoryAccessResponse(access=access_to_pb(row))
+
     async def AddRepositoryGrant(
         self, request: pb.AddRepositoryGrantRequest, context: Context
     ) -> pb.AddRepositoryGrantResponse:

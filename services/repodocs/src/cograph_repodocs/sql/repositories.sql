@@ -27,6 +27,15 @@ LEFT JOIN repository_grants g ON g.repository_id = r.id
 GROUP BY r.id
 ORDER BY r.host, r.owner, r.name;
 
+-- name: select_access_by_ref
+-- One repository by its name in any letter case: one lookup in repositories_ref_any_case, then
+-- its grants by their primary key, whatever the number of repositories.
+SELECT r.id, r.host, r.owner, r.name, r.visibility, r.owner_subject,
+       coalesce((SELECT array_agg(g.group_name ORDER BY g.group_name)
+                 FROM repository_grants g WHERE g.repository_id = r.id), '{}') AS group_grants
+FROM repositories r
+WHERE lower(r.host) = lower($1) AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3);
+
 -- name: lock_grants
 -- Held until the transaction ends: grants to one repository are added one at a time. An
 -- advisory lock, not the repository's row: that would wait for every write into the repository.

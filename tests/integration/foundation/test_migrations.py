@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,5 +103,30 @@ async def test_a_failing_migration_leaves_nothing_behind(database: str, scratch_
         # The lock was released: another run can proceed.
         (scratch_package / "migrations" / "0002_broken.sql").write_text("CREATE TABLE half (id int);")
         assert await apply_migrations(connection, migrations) == [2]
+    finally:
+        await connection.close()
+
+
+async def test_a_migration_rewritten_to_include_its_ddl_still_counts_as_applied(
+    database: str, scratch_package: Path
+) -> None:
+    """A database that applied a migration before its DDL moved to an included file neither runs
+    it again nor refuses it, when the migration names the checksum of its earlier text."""
+    migrations = Migrations(schema="scratch", package="scratch_migrations")
+    first = scratch_package / "migrations" / "0001_first.sql"
+    connection = await connect(database)
+    try:
+        assert await apply_migrations(connection, migrations) == [1]
+        earlier = hashlib.sha256(first.read_bytes()).hexdigest()
+        (scratch_package / "ddl").mkdir()
+        (scratch_package / "ddl" / "table.sql").write_text("CREATE TABLE {{name}} (id int PRIMARY KEY);")
+        include = "-- include: scratch_migrations/ddl/table.sql name=things\n"
+        first.write_text(include)
+        with pytest.raises(MigrationError, match="was changed after it was applied"):
+            await apply_migrations(connection, migrations)
+        first.write_text(f"-- equivalent-to: sha256:{earlier} (the table written out)\n{include}")
+        assert await apply_migrations(connection, migrations) == []
+        # The record still holds the checksum of what ran, which an earlier release checks.
+        assert await connection.fetchval("SELECT checksum FROM scratch.schema_migrations") == earlier
     finally:
         await connection.close()

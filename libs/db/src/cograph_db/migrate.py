@@ -3,6 +3,14 @@
 Several replicas may start at once: the first takes the lock and migrates, the
 others wait, then find nothing left to do. A migration that was edited after it
 was applied is refused, because the database no longer matches its history.
+
+A migration may take DDL a library owns (cograph_retrieval's term statistics)
+with a line `-- include: <package>/<path>.sql name=identifier ...`, replaced by
+that file with its `{{name}}` placeholders filled in. The checksum covers the
+SQL as run, includes filled in, so an edited included file is refused too.
+A migration rewritten without changing what it runs (a copy replaced by an
+include) names its earlier checksum in a line `-- equivalent-to: sha256:<hex>`,
+and databases that applied the earlier text accept it.
 """
 
 from __future__ import annotations
@@ -22,6 +30,10 @@ log = logging.getLogger(__name__)
 LOCK_KEY = 0x636F6772  # "cogr"
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]*$")
+_INCLUDE_LINE = re.compile(r"^-- include:(.*)$", re.MULTILINE)
+_INCLUDED = re.compile(r"^ (\w+)/([\w/.-]+\.sql)((?: \w+=\w+)*) *$")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_EQUIVALENT = re.compile(r"^-- equivalent-to: sha256:([0-9a-f]{64})\b", re.MULTILINE)
 
 
 class MigrationError(RuntimeError):
@@ -38,6 +50,40 @@ class Migration:
     def checksum(self) -> str:
         return hashlib.sha256(self.sql.encode()).hexdigest()
 
+    @property
+    def equivalent_checksums(self) -> frozenset[str]:
+        """Checksums of earlier texts of this migration that ran the same statements."""
+        return frozenset(_EQUIVALENT.findall(self.sql))
+
+
+def render(sql: str) -> str:
+    """The SQL with each include line replaced by the file it names, placeholders filled in."""
+    return _INCLUDE_LINE.sub(_included, sql)
+
+
+def _included(line: re.Match[str]) -> str:
+    # A malformed include line must fail, not stay a comment that silently includes nothing.
+    match = _INCLUDED.match(line.group(1))
+    if match is None:
+        raise MigrationError(f"{line.group(0)!r} is not -- include: <package>/<path>.sql name=value ...")
+    package, path, pairs = match.groups()
+    values = dict(pair.split("=", 1) for pair in pairs.split())
+    # Only plain identifiers: they are written into DDL unquoted.
+    bad = [value for value in values.values() if not _SCHEMA.match(value)]
+    if bad:
+        raise MigrationError(f"{package}/{path}: {bad[0]!r} is not a plain SQL identifier")
+    try:
+        text = resources.files(package).joinpath(path).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError) as error:
+        raise MigrationError(f"cannot include {package}/{path}: {error}") from error
+    needed = set(_PLACEHOLDER.findall(text))
+    if needed != values.keys():
+        raise MigrationError(
+            f"{package}/{path} takes {', '.join(sorted(needed)) or 'no names'};"
+            f" given {', '.join(sorted(values)) or 'none'}"
+        )
+    return _PLACEHOLDER.sub(lambda placeholder: values[placeholder.group(1)], text).rstrip("\n")
+
 
 @dataclass(frozen=True)
 class Migrations:
@@ -51,9 +97,8 @@ class Migrations:
         for entry in resources.files(self.package).joinpath("migrations").iterdir():
             match = _FILE.match(entry.name)
             if match:
-                found.append(
-                    Migration(int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8"))
-                )
+                sql = render(entry.read_text(encoding="utf-8"))
+                found.append(Migration(int(match.group(1)), match.group(2), sql))
         found.sort(key=lambda m: m.version)
         versions = [m.version for m in found]
         if len(set(versions)) != len(versions):
@@ -86,7 +131,9 @@ async def apply_migrations(connection: asyncpg.Connection[Any], migrations: Migr
         done = {row["version"]: row["checksum"] for row in rows}
         for migration in pending:
             if migration.version in done:
-                if done[migration.version] != migration.checksum:
+                # The record keeps the checksum of what ran, so an earlier release still starts.
+                recorded = done[migration.version]
+                if recorded != migration.checksum and recorded not in migration.equivalent_checksums:
                     raise MigrationError(
                         f"{schema} migration {migration.version:04d}_{migration.name} was changed after it "
                         "was applied; add a new migration instead"

@@ -2,8 +2,9 @@
 
 PostgreSQL ranks without inverse document frequency, which is why long natural-language
 questions rank poorly with ts_rank. The stores keep term statistics (document frequency
-per lexeme and scope, chunk counts and lengths) in the same transaction as every write;
-here they weigh each query lexeme by its IDF, and chunk length is normalised BM25-style.
+per lexeme and scope, chunk counts and lengths) in the same transaction as every write, by
+triggers this library's DDL defines (ddl/); here they weigh each query lexeme by its IDF, and
+chunk length is normalised BM25-style.
 
 The candidates are the chunks holding any query lexeme, rarest lexeme first, until the
 chunks they bring would exceed a fixed budget: the commonest lexemes beyond it (in a large

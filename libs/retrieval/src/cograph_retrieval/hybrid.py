@@ -43,8 +43,8 @@ _WORD_SEPARATORS = frozenset("\u200b\ufeff")
 
 
 def without_format_characters(text: str) -> str:
-    """Text with its format characters dealt with, as the stores index chunks (their SQL
-    function searchable_text does the same)."""
+    """Text with its format characters dealt with, as the stores index chunks (the SQL
+    function searchable_text, ddl/searchable_text.sql, does the same)."""
     return "".join(
         " " if ch in _WORD_SEPARATORS else "" if unicodedata.category(ch) == "Cf" else ch for ch in text
     )
@@ -87,7 +87,9 @@ def skips_dense(text: str, text_weight: float) -> bool:
 
 
 class ChunkTable(msgspec.Struct, frozen=True):
-    """Where a store keeps its chunks and their term statistics."""
+    """Where a store keeps its chunks and their term statistics. The statistics tables and the
+    triggers that keep them are this library's DDL (ddl/, see its README), which the store's
+    migrations include for these names."""
 
     # Columns: id, <scope_column>, search_text, embedding, embedding_model, embedding_dim.
     table: str

@@ -1,20 +1,10 @@
 -- Term statistics for BM25 full-text ranking: PostgreSQL's own ranking has no inverse
 -- document frequency. Kept by statement triggers, so every write path (COPY, cascading
--- deletes) updates them in the same transaction. The same shape exists in each store;
--- cograph_retrieval reads it.
+-- deletes) updates them in the same transaction. The tables and their count are
+-- cograph_retrieval's, which reads them; the trigger function is this store's own.
+-- equivalent-to: sha256:c448d97e882f8248a68508b85ed8cfff5130f81ef0adb4f2e5da5301c7957ff0 (the tables and their count written out)
 
-CREATE TABLE md_term_stats (
-    scope_id uuid NOT NULL,
-    lexeme text NOT NULL,
-    df bigint NOT NULL,
-    PRIMARY KEY (scope_id, lexeme)
-);
-
-CREATE TABLE md_scope_stats (
-    scope_id uuid PRIMARY KEY,
-    chunks bigint NOT NULL,
-    lexemes bigint NOT NULL
-);
+-- include: cograph_retrieval/ddl/term_stats_tables.sql term_stats=md_term_stats scope_stats=md_scope_stats
 
 CREATE FUNCTION md_chunks_stats() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -42,7 +32,4 @@ CREATE TRIGGER md_chunks_stats_insert AFTER INSERT ON md_chunks
 CREATE TRIGGER md_chunks_stats_delete AFTER DELETE ON md_chunks
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION md_chunks_stats();
 
-INSERT INTO md_term_stats (scope_id, lexeme, df)
-SELECT k.collection_id, u.lexeme, count(*) FROM md_chunks k, unnest(k.search_text) AS u GROUP BY 1, 2;
-INSERT INTO md_scope_stats (scope_id, chunks, lexemes)
-SELECT collection_id, count(*), sum(length(search_text)) FROM md_chunks GROUP BY 1;
+-- include: cograph_retrieval/ddl/term_stats_count.sql table=md_chunks scope_column=collection_id term_stats=md_term_stats scope_stats=md_scope_stats

@@ -5,10 +5,9 @@
 -- (cograph_retrieval's without_format_characters): a zero-width space or a byte order mark
 -- separates words, the other format characters (soft hyphen, joiners, direction marks, as
 -- Python's unicodedata lists them) go. The stored text is unchanged.
-CREATE FUNCTION searchable_text(source text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN regexp_replace(regexp_replace(source, '[\u200b\ufeff]', ' ', 'g'),
-    '[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]', '', 'g');
+-- equivalent-to: sha256:f098fe9faae3fb53c45fecda4fe87aeafad0dedfcd066a4397c05d9fc8dca0c4 (searchable_text and the count written out)
+
+-- include: cograph_retrieval/ddl/searchable_text.sql
 
 -- One statement, one rewrite of the table: the new column is stored inline (see 0004) from the
 -- start. Its statistics are counted again below (a rewrite fires no trigger).
@@ -23,10 +22,7 @@ CREATE INDEX md_chunks_search_text ON md_chunks USING gin (search_text);
 
 -- Emptied, not deleted from: a delete of every row would leave the tables twice their size.
 TRUNCATE md_term_stats, md_scope_stats;
-INSERT INTO md_term_stats (scope_id, lexeme, df)
-SELECT k.collection_id, u.lexeme, count(*) FROM md_chunks k, unnest(k.search_text) AS u GROUP BY 1, 2;
-INSERT INTO md_scope_stats (scope_id, chunks, lexemes)
-SELECT collection_id, count(*), sum(length(search_text)) FROM md_chunks GROUP BY 1;
+-- include: cograph_retrieval/ddl/term_stats_count.sql table=md_chunks scope_column=collection_id term_stats=md_term_stats scope_stats=md_scope_stats
 -- The planner's statistics of the new column (and of the recounted tables): a rewrite collects
 -- none, and until a tenth of the chunks changed every full-text match would be planned on a guess.
 ANALYZE md_chunks, md_term_stats, md_scope_stats;

@@ -4,51 +4,17 @@
 -- statistics (an embedding written back changes neither); a statement trigger with transition
 -- tables cannot name its columns (UPDATE OF), hence the comparison inside. Arguments as for
 -- term_stats(): the statistics table, the scope statistics table, the scope column.
-CREATE FUNCTION term_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    changed text := format(
-        'SELECT o.%1$I AS old_scope, o.search_text AS old_text, n.%1$I AS new_scope, n.search_text AS new_text
-         FROM old_rows o JOIN new_rows n ON n.id = o.id
-         WHERE o.search_text IS DISTINCT FROM n.search_text OR o.%1$I IS DISTINCT FROM n.%1$I',
-        TG_ARGV[2]);
-BEGIN
-    EXECUTE format(
-        'INSERT INTO %I AS t (scope_id, lexeme, df)
-         SELECT scope_id, lexeme, sum(df) FROM (
-             SELECT c.old_scope AS scope_id, u.lexeme, -1 AS df FROM (%s) c, unnest(c.old_text) AS u
-             UNION ALL
-             SELECT c.new_scope, u.lexeme, 1 FROM (%s) c, unnest(c.new_text) AS u) d
-         GROUP BY 1, 2 HAVING sum(df) <> 0 ORDER BY 1, 2
-         ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = t.df + excluded.df',
-        TG_ARGV[0], changed, changed);
-    EXECUTE format(
-        'INSERT INTO %I AS s (scope_id, chunks, lexemes)
-         SELECT scope_id, sum(chunks), sum(lexemes) FROM (
-             SELECT c.old_scope AS scope_id, -1 AS chunks, -length(c.old_text) AS lexemes FROM (%s) c
-             UNION ALL
-             SELECT c.new_scope, 1, length(c.new_text) FROM (%s) c) d
-         GROUP BY 1 HAVING sum(chunks) <> 0 OR sum(lexemes) <> 0 ORDER BY 1
-         ON CONFLICT (scope_id) DO UPDATE
-         SET chunks = s.chunks + excluded.chunks, lexemes = s.lexemes + excluded.lexemes',
-        TG_ARGV[1], changed, changed);
-    RETURN NULL;
-END $$;
+-- equivalent-to: sha256:624933be6acc3d870bd7377469a23b95e64ddd0954da5b89df46ae692e5ef451 (its DDL written out)
+-- include: cograph_retrieval/ddl/term_stats_update_function.sql
 
-CREATE TRIGGER code_nodes_stats_update AFTER UPDATE ON code_nodes
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION term_stats_update('code_term_stats', 'code_scope_stats', 'repository_id');
+-- include: cograph_retrieval/ddl/term_stats_update_trigger.sql table=code_nodes scope_column=repository_id term_stats=code_term_stats scope_stats=code_scope_stats
 -- Nothing updates a document chunk's text today (a changed document gets new chunks), but the
 -- statistics must not depend on that staying true.
-CREATE TRIGGER repo_document_chunks_stats_update AFTER UPDATE ON repo_document_chunks
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION term_stats_update('repo_term_stats', 'repo_scope_stats', 'repository_id');
+-- include: cograph_retrieval/ddl/term_stats_update_trigger.sql table=repo_document_chunks scope_column=repository_id term_stats=repo_term_stats scope_stats=repo_scope_stats
 
 -- The code statistics have drifted wherever a sync rewrote a signature: counted again from the rows.
 -- The lock makes writers' triggers wait until the recount is committed, then add to it.
 LOCK TABLE code_term_stats, code_scope_stats IN EXCLUSIVE MODE;
 DELETE FROM code_term_stats;
 DELETE FROM code_scope_stats;
-INSERT INTO code_term_stats (scope_id, lexeme, df)
-SELECT k.repository_id, u.lexeme, count(*) FROM code_nodes k, unnest(k.search_text) AS u GROUP BY 1, 2;
-INSERT INTO code_scope_stats (scope_id, chunks, lexemes)
-SELECT repository_id, count(*), sum(length(search_text)) FROM code_nodes GROUP BY 1;
+-- include: cograph_retrieval/ddl/term_stats_count.sql table=code_nodes scope_column=repository_id term_stats=code_term_stats scope_stats=code_scope_stats

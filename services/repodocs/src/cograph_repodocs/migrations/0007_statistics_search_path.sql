@@ -2,5 +2,5 @@
 -- search_path lacks this one (an operator's psql, any plain connection) failed with
 -- "relation repo_term_stats does not exist". Each function now carries this schema's
 -- search_path (the migration's own) wherever it is called from.
-ALTER FUNCTION term_stats() SET search_path FROM CURRENT;
-ALTER FUNCTION term_stats_update() SET search_path FROM CURRENT;
+-- equivalent-to: sha256:5b590a7fd3b5c28c9d33eddaa282814f764ecd22c331d7088fa4f7a9d8e1f557 (the two ALTERs written out)
+-- include: cograph_retrieval/ddl/term_stats_search_path.sql

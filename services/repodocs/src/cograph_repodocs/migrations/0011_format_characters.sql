@@ -5,10 +5,9 @@
 -- is read (cograph_retrieval.without_format_characters): a zero-width space or a byte order mark
 -- separates words, the other format characters go. The stored text is unchanged. (Code nodes
 -- are split by identifier_lexemes, by its own rules.)
-CREATE FUNCTION searchable_text(source text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN regexp_replace(regexp_replace(source, '[\u200b\ufeff]', ' ', 'g'),
-    '[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]', '', 'g');
+-- equivalent-to: sha256:31063edf388867ce273bc20b5aa29dfa9075927aeb22acc6b8bdb6c2303d3eda (searchable_text and the count written out)
+
+-- include: cograph_retrieval/ddl/searchable_text.sql
 
 -- One statement, one rewrite of the table: the new column is stored inline (see 0004) from the
 -- start. Its statistics are counted again below (a rewrite fires no trigger).
@@ -23,10 +22,7 @@ CREATE INDEX repo_document_chunks_search_text ON repo_document_chunks USING gin 
 
 -- Emptied, not deleted from: a delete of every row would leave the tables twice their size.
 TRUNCATE repo_term_stats, repo_scope_stats;
-INSERT INTO repo_term_stats (scope_id, lexeme, df)
-SELECT k.repository_id, u.lexeme, count(*) FROM repo_document_chunks k, unnest(k.search_text) AS u GROUP BY 1, 2;
-INSERT INTO repo_scope_stats (scope_id, chunks, lexemes)
-SELECT repository_id, count(*), sum(length(search_text)) FROM repo_document_chunks GROUP BY 1;
+-- include: cograph_retrieval/ddl/term_stats_count.sql table=repo_document_chunks scope_column=repository_id term_stats=repo_term_stats scope_stats=repo_scope_stats
 -- The planner's statistics of the new column (and of the recounted tables): a rewrite collects
 -- none, and until a tenth of the chunks changed every full-text match would be planned on a guess.
 ANALYZE repo_document_chunks, repo_term_stats, repo_scope_stats;

@@ -17,7 +17,7 @@ from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph_db import connect
-from cograph_repodocs.repository_store import SQL
+from cograph_repodocs.stores.repositories import SQL
 
 
 async def expect(code: grpc.StatusCode, fragment: str, call: Awaitable[object]) -> None:

@@ -17,9 +17,9 @@ from cograph_repodocs.domain.discovery import (
     DocumentKind,
     SkippedFile,
     classify,
-    walk,
 )
 from cograph_repodocs.git import Git
+from cograph_repodocs.walking import walk
 
 DOC = DocumentKind.REPO_DOC
 WORKFLOW = DocumentKind.WORKFLOW

@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 
-from cograph_repodocs.document_store import PageRow
 from cograph_repodocs.domain.docs_tree import (
     NavLink,
     Page,
@@ -17,6 +16,7 @@ from cograph_repodocs.domain.docs_tree import (
 )
 from cograph_repodocs.domain.model import Heading
 from cograph_repodocs.reader import roots_of, tree_of
+from cograph_repodocs.stores.documents import PageRow
 
 
 def page(path: str, title: str, slug: str | None = None, headings: list[Heading] | None = None) -> Page:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cograph_repodocs.git import redact_credentials
+from cograph_repodocs.domain.rules import redact_credentials
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cograph_repodocs.domain.opening import NotReadable, read_inside
+from cograph_repodocs.opening import NotReadable, read_inside
 
 
 @pytest.fixture

@@ -17,8 +17,9 @@ from pathlib import Path
 import msgspec
 
 from cograph_repodocs.domain.discovery import NOTHING_IGNORED, GitIgnored
-from cograph_repodocs.git import Git, GitError, redact_credentials
-from cograph_repodocs.repository_store import RepositoryRow
+from cograph_repodocs.domain.rules import redact_credentials
+from cograph_repodocs.git import Git, GitError
+from cograph_repodocs.stores.repositories import RepositoryRow
 
 log = logging.getLogger(__name__)
 

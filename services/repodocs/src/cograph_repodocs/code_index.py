@@ -17,11 +17,11 @@ from pathlib import Path
 import msgspec
 
 from cograph_embeddings import ModelInfo
-from cograph_repodocs.code_store import NewNode, StoredNode
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, entered_directories
-from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
-from cograph_repodocs.sync_store import Skipped
+from cograph_repodocs.opening import NotReadable, read_inside
+from cograph_repodocs.stores.code import NewNode, StoredNode
+from cograph_repodocs.stores.syncs import Skipped
 
 # Names and qualified names are btree keys (PostgreSQL rows of at most about 2.7 KB); no real
 # identifier comes near this, generated or minified code might.

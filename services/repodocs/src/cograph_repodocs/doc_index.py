@@ -13,7 +13,6 @@ from pathlib import Path
 
 import msgspec
 
-from cograph_repodocs.document_store import DocumentState
 from cograph_repodocs.domain.chunking import ChunkedDocument, WordWindowChunker
 from cograph_repodocs.domain.discovery import (
     NOTHING_IGNORED,
@@ -21,10 +20,11 @@ from cograph_repodocs.domain.discovery import (
     DiscoveryResult,
     GitIgnored,
     classify,
-    walk,
 )
 from cograph_repodocs.domain.slugs import assign_slugs
-from cograph_repodocs.sync_store import Counters, Skipped
+from cograph_repodocs.stores.documents import DocumentState
+from cograph_repodocs.stores.syncs import Counters, Skipped
+from cograph_repodocs.walking import walk
 
 
 class PreparedDocument(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,11 +8,11 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from cograph_grpc import InvalidArgument, NotFound
+from cograph_errors import InvalidArgument, NotFound
 from cograph_repodocs.domain.discovery import excluded_by
-from cograph_repodocs.domain.opening import NotReadable, read_inside
 from cograph_repodocs.domain.symbols import Language, language_for_path
 from cograph_repodocs.git import Git
+from cograph_repodocs.opening import NotReadable, read_inside
 
 READABLE = ".py, .go, .ts, .tsx, .js, .jsx, .mjs, .cjs"
 SYMLINK_MODE = "120000"  # a tree entry's mode when it is a symbolic link

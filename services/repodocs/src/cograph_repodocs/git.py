@@ -5,20 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 from pathlib import Path
 
+from cograph_repodocs.domain.rules import redact_credentials
+
 # Enough of git's stderr to say what went wrong without flooding a sync record.
 MAX_MESSAGE_CHARS = 2000
-# The user name and password (or token) of a URL: scheme://userinfo@host...
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
-
-
-def redact_credentials(text: str) -> str:
-    """text with the credentials of every URL in it removed: a clone URL may carry a token, and
-    neither the URL nor git's messages quoting it may show it to whoever reads a repository."""
-    return _USERINFO.sub(r"\1", text)
 
 
 class GitError(RuntimeError):

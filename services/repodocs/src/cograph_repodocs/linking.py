@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from cograph_repodocs.document_store import MentionRow
 from cograph_repodocs.domain.mentions import ResolvedMention, SymbolIndex, find_mentions, resolve_mentions
+from cograph_repodocs.stores.documents import MentionRow
 
 
 class ChunkText(msgspec.Struct, frozen=True):

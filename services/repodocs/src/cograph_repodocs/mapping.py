@@ -8,20 +8,19 @@ import uuid
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
-from cograph_grpc import InvalidArgument
-from cograph_repodocs.code_store import CodeNodeRow
-from cograph_repodocs.document_store import ChunkRow, DocumentRow, RelatedChunkRow
+from cograph_errors import InvalidArgument
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
 from cograph_repodocs.domain.mentions import MentionForm
+from cograph_repodocs.domain.rules import Visibility, redact_credentials
 from cograph_repodocs.domain.symbols import Language, SymbolKind
 from cograph_repodocs.files import FileRange
-from cograph_repodocs.git import redact_credentials
 from cograph_repodocs.reader import DocsPage
 from cograph_repodocs.registry import Registration
-from cograph_repodocs.repository_store import AccessRow, RepositoryRow
-from cograph_repodocs.rules import Visibility
-from cograph_repodocs.sync_store import SyncRow, SyncStatus, SyncTrigger
+from cograph_repodocs.stores.code import CodeNodeRow
+from cograph_repodocs.stores.documents import ChunkRow, DocumentRow, RelatedChunkRow
+from cograph_repodocs.stores.repositories import AccessRow, RepositoryRow
+from cograph_repodocs.stores.syncs import SyncRow, SyncStatus, SyncTrigger
 
 VISIBILITY_TO_PB = {Visibility.PUBLIC: pb.VISIBILITY_PUBLIC, Visibility.PRIVATE: pb.VISIBILITY_PRIVATE}
 VISIBILITY_FROM_PB = {value: key for key, value in VISIBILITY_TO_PB.items()}

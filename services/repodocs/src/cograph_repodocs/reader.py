@@ -14,9 +14,7 @@ from pathlib import PurePosixPath
 import msgspec
 
 from cograph_db import Connection
-from cograph_grpc import NotFound, shown
-from cograph_repodocs.code_store import CodeNodeRow, CodeStore
-from cograph_repodocs.document_store import DocumentRow, DocumentStore, PageRow
+from cograph_errors import NotFound, shown
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.docs_tree import (
     DocsTree,
@@ -28,6 +26,8 @@ from cograph_repodocs.domain.docs_tree import (
 )
 from cograph_repodocs.domain.headings import find_headings
 from cograph_repodocs.domain.model import Heading
+from cograph_repodocs.stores.code import CodeNodeRow, CodeStore
+from cograph_repodocs.stores.documents import DocumentRow, DocumentStore, PageRow
 
 
 class DocsPage(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,13 +10,13 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from cograph_grpc import InvalidArgument, ServiceError
-from cograph_repodocs import rules
+from cograph_errors import InvalidArgument, ServiceError
 from cograph_repodocs.checkouts import Checkouts
-from cograph_repodocs.git import GitError, redact_credentials
-from cograph_repodocs.repository_store import NewRepository, RepositoryRow, RepositoryStore
+from cograph_repodocs.domain import rules
+from cograph_repodocs.git import GitError
 from cograph_repodocs.runner import SyncRunner
-from cograph_repodocs.sync_store import SyncTrigger
+from cograph_repodocs.stores.repositories import NewRepository, RepositoryRow, RepositoryStore
+from cograph_repodocs.stores.syncs import SyncTrigger
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,9 @@ class Registry:
         try:
             await self._checkouts.probe_remote(url, branch)
         except GitError as error:
-            raise InvalidArgument(f"clone_url {redact_credentials(url)!r} cannot be read: {error}") from None
+            raise InvalidArgument(
+                f"clone_url {rules.redact_credentials(url)!r} cannot be read: {error}"
+            ) from None
         return NewRepository(
             ref=ref,
             clone_url=url,

@@ -15,23 +15,21 @@ from grpc import aio
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Connection
-from cograph_grpc import (
+from cograph_errors import (
     InvalidArgument,
     NotFound,
     Unavailable,
     check_search,
     check_typed_text,
-    next_page_token,
-    page_request,
     parse_content_hashes,
     parse_id,
     parse_ids,
 )
+from cograph_grpc import next_page_token, page_request
 from cograph_grpc.paging import TEXT, TIMESTAMP, UUID
-from cograph_repodocs import reader, rules
+from cograph_repodocs import reader
 from cograph_repodocs.checkouts import Checkouts
-from cograph_repodocs.code_store import CodeStore
-from cograph_repodocs.document_store import DocumentStore
+from cograph_repodocs.domain import rules
 from cograph_repodocs.files import read_committed_range, read_range
 from cograph_repodocs.git import GitError
 from cograph_repodocs.mapping import (
@@ -50,10 +48,12 @@ from cograph_repodocs.mapping import (
     tree_to_pb,
 )
 from cograph_repodocs.registry import Registry
-from cograph_repodocs.repository_store import RepositoryRow, RepositoryStore
 from cograph_repodocs.retrieval import RepoSearch
 from cograph_repodocs.runner import SyncRunner
-from cograph_repodocs.sync_store import SyncStore, SyncTrigger
+from cograph_repodocs.stores.code import CodeStore
+from cograph_repodocs.stores.documents import DocumentStore
+from cograph_repodocs.stores.repositories import RepositoryRow, RepositoryStore
+from cograph_repodocs.stores.syncs import SyncStore, SyncTrigger
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
 log = logging.getLogger(__name__)

@@ -22,11 +22,11 @@ import asyncpg
 
 from cograph_db import DATABASE_ERRORS
 from cograph_embeddings import EmbeddingError
-from cograph_grpc import FailedPrecondition, NotFound
+from cograph_errors import FailedPrecondition, NotFound
 from cograph_repodocs.git import GitError
-from cograph_repodocs.repository_store import RepositoryStore
+from cograph_repodocs.stores.repositories import RepositoryStore
+from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
 from cograph_repodocs.sync import SyncPipeline
-from cograph_repodocs.sync_store import SyncRow, SyncStore, SyncTrigger
 
 log = logging.getLogger(__name__)
 

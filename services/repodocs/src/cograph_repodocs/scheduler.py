@@ -14,10 +14,10 @@ from typing import Any
 
 import asyncpg
 
-from cograph_grpc import ServiceError
-from cograph_repodocs.repository_store import RepositoryStore
+from cograph_errors import ServiceError
 from cograph_repodocs.runner import SyncRunner
-from cograph_repodocs.sync_store import SyncTrigger
+from cograph_repodocs.stores.repositories import RepositoryStore
+from cograph_repodocs.stores.syncs import SyncTrigger
 
 log = logging.getLogger(__name__)
 

@@ -22,16 +22,15 @@ from pgvector import Vector
 from cograph_embeddings import EmbeddingProvider, ModelInfo
 from cograph_repodocs.checkouts import Checkout, Checkouts
 from cograph_repodocs.code_index import CodeScan, NodePlan, embedding_text, plan_nodes, scan_code
-from cograph_repodocs.code_store import CodeStore, StoredNode
 from cograph_repodocs.doc_index import DocPlan, plan_documents
-from cograph_repodocs.document_store import DocumentState, DocumentStore, NewChunk
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
-from cograph_repodocs.repository_store import RepositoryRow
-from cograph_repodocs.retrieval import CODE_NODES, DOC_CHUNKS
-from cograph_repodocs.sync_store import SyncResult, SyncStore
+from cograph_repodocs.stores.code import CodeStore, StoredNode
+from cograph_repodocs.stores.documents import DocumentState, DocumentStore, NewChunk
+from cograph_repodocs.stores.repositories import RepositoryRow
+from cograph_repodocs.stores.search import SearchStore
+from cograph_repodocs.stores.syncs import SyncResult, SyncStore
 from cograph_repodocs.vectors import Embedder
-from cograph_retrieval import ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +105,7 @@ class SyncPipeline:
         model = await embedder.model()
         chunker = self._chunker
         async with self._pool.acquire() as connection:
-            for table in (DOC_CHUNKS, CODE_NODES):
-                await ensure_vector_index(connection, table, model.dimension)
+            await SearchStore(connection).ensure_vector_indexes(model.dimension)
             code_hashes = await CodeStore(connection).file_hashes(repository.id)
             states = await DocumentStore(connection).states(
                 repository.id, model, chunker.max_words, chunker.overlap_words

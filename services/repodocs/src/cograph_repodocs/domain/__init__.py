@@ -1,6 +1,7 @@
-"""The pure domain of repository documents: no database, no gRPC, no I/O beyond `discovery.walk`.
+"""The pure domain of repository documents: rules and values, no database, no gRPC, no I/O.
 
-- discovery: which files are documents, and reading them
+- rules: what callers send (repository references, sources, branches, groups); credentials in URLs
+- discovery: which files are documents, and which directories a walk never enters
 - headings: headings and GitHub-style anchors
 - chunking: heading split plus word window
 - slugs: page URLs

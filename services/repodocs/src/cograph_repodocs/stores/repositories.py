@@ -10,8 +10,8 @@ import asyncpg
 import msgspec
 
 from cograph_db import Connection, Queries
-from cograph_grpc import AlreadyExists, FailedPrecondition, NotFound
-from cograph_repodocs.rules import Ref, Visibility
+from cograph_errors import AlreadyExists, FailedPrecondition, NotFound
+from cograph_repodocs.domain.rules import Ref, Visibility
 
 SQL = Queries.load("cograph_repodocs.sql", "repositories.sql")
 # Every request's access check reads every grant: their number is bounded.
@@ -82,6 +82,13 @@ class RepositoryStore:
     async def get(self, repository_id: uuid.UUID) -> RepositoryRow | None:
         rows = await self.find([repository_id], limit=1, after=(None, None, None, None))
         return rows[0] if rows else None
+
+    async def require(self, repository_id: uuid.UUID) -> RepositoryRow:
+        """The repository, or NotFound."""
+        row = await self.get(repository_id)
+        if row is None:
+            raise NotFound(f"repository {repository_id} does not exist")
+        return row
 
     async def id_of(self, ref: Ref) -> uuid.UUID | None:
         found: uuid.UUID | None = await self._db.fetchval(

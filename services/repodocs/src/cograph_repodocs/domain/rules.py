@@ -1,4 +1,5 @@
-"""Rules for what callers send that need no I/O: ids, repository references, sources, groups."""
+"""Rules for what callers send that need no I/O: repository references, sources, branches, groups,
+and keeping a clone URL's credentials out of whatever is shown."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT, InvalidArgument, check_typed_text
-from cograph_repodocs.git import redact_credentials
+from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT, InvalidArgument, check_typed_text
 
 MAX_NAME_CHARS = 200
 MAX_URL_CHARS = 2000
@@ -20,6 +20,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _REF_SEGMENT = re.compile(r"^[\w.-]+$")
 _HOST = re.compile(r"^[\w.-]+(?::\d+)?$")
 _HTTP_REMOTE = re.compile(r"^https?://", re.IGNORECASE)
+# The user name and password (or token) of a URL: scheme://userinfo@host...
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+
+
+def redact_credentials(text: str) -> str:
+    """text with the credentials of every URL in it removed: a clone URL may carry a token, and
+    neither the URL nor git's messages quoting it may show it to whoever reads a repository."""
+    return _USERINFO.sub(r"\1", text)
 
 
 class Visibility(enum.StrEnum):

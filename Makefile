@@ -45,6 +45,10 @@ up: setup ## Bring the whole system up on the embedded defaults (UP_ARGS="--port
 protos: $(VENV)/.dev-installed ## Regenerate the gRPC contracts from protos/ into libs/protos/src
 	$(PY) libs/protos/generate.py
 
+.PHONY: schema
+schema: $(VENV)/.installed ## Write each store service's schema.sql from its migrations (embedded PostgreSQL)
+	PYTHONPATH=tests $(PY) -m support.schema
+
 # buf breaking compares protos/ with the main branch's. A checkout without a
 # local main (a detached CI checkout) compares with origin/main; with neither,
 # it says so and skips rather than compare with nothing.

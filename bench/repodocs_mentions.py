@@ -4,7 +4,7 @@
 
 The same steps a sync runs, without a database: discovery and the 512/64 chunker for
 documents, tree-sitter symbols for code, then find_mentions + resolve_mentions per chunk
-(cograph_repodocs.linking). Each sampled mention is printed with the chunk text around it
+(cograph_repodocs.application.linking). Each sampled mention is printed with the chunk text around it
 and the code node it was resolved to, for a person to mark right or wrong.
 """
 
@@ -16,11 +16,11 @@ import random
 import uuid
 from pathlib import Path
 
-from cograph_repodocs.code_index import scan_code
-from cograph_repodocs.doc_index import plan_documents
+from cograph_repodocs.application.code_index import scan_code
+from cograph_repodocs.application.doc_index import plan_documents
+from cograph_repodocs.application.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.domain.mentions import find_mentions
-from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 
 CONTEXT = 70
 

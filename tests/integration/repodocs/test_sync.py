@@ -475,7 +475,7 @@ async def test_a_sync_given_up_as_abandoned_keeps_nothing_when_it_wakes(
             )
             own = await b.sync(repository.id)
             assert own.status == pb.SYNC_STATUS_SUCCESS, own.error
-            caplog.set_level(logging.WARNING, logger="cograph_repodocs.runner")
+            caplog.set_level(logging.WARNING, logger="cograph_repodocs.application.syncs")
             a.provider.gate.set()
             for _ in range(400):  # until A's sync has ended (it logs why it failed)
                 if any(stalled.id in record.getMessage() for record in caplog.records):

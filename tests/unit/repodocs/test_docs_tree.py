@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from cograph_repodocs.application.documents import roots_of, tree_of
 from cograph_repodocs.domain.docs_tree import (
     NavLink,
     Page,
@@ -15,7 +16,6 @@ from cograph_repodocs.domain.docs_tree import (
     table_of_contents,
 )
 from cograph_repodocs.domain.model import Heading
-from cograph_repodocs.reader import roots_of, tree_of
 from cograph_repodocs.stores.documents import PageRow
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cograph_repodocs.runner import describe
+from cograph_repodocs.application.syncs import describe
 
 
 def raised(error: Exception) -> Exception:

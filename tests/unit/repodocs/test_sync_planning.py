@@ -6,12 +6,12 @@ import uuid
 from pathlib import Path
 
 from cograph_embeddings import ModelInfo
-from cograph_repodocs.code_index import ParsedFile, plan_nodes, scan_code
-from cograph_repodocs.doc_index import plan_documents
+from cograph_repodocs.application.code_index import ParsedFile, plan_nodes, scan_code
+from cograph_repodocs.application.doc_index import plan_documents
+from cograph_repodocs.application.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.symbols import extract_symbols
-from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.stores.code import StoredNode
 from cograph_repodocs.stores.documents import DocumentState
 from cograph_repodocs.stores.syncs import Counters

@@ -1,5 +1,6 @@
-"""Wiring: migrations -> pool -> git, checkouts, sync pipeline, runner, scheduler -> servicer ->
-gRPC server + ops HTTP. Shutdown: servers, then the schedule, then syncs in progress, then the pool."""
+"""Wiring: migrations -> pool -> git, checkouts -> application (sync pipeline, syncs, schedule,
+repositories, documents, code, search) -> servicer -> gRPC server + ops HTTP. Shutdown: servers,
+then the schedule, then syncs in progress, then the pool."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import Migrations, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer
+from cograph_repodocs.application.code import Code
+from cograph_repodocs.application.documents import Documents
+from cograph_repodocs.application.pipeline import SyncPipeline
+from cograph_repodocs.application.repositories import Repositories
+from cograph_repodocs.application.scheduler import Scheduler
+from cograph_repodocs.application.search import Search
+from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.git import Git
-from cograph_repodocs.registry import Registry
 from cograph_repodocs.rpc import RepoDocsServicer
-from cograph_repodocs.runner import SyncRunner
-from cograph_repodocs.scheduler import Scheduler
-from cograph_repodocs.sync import SyncPipeline
 from cograph_service import Readiness, ServiceHost, database_check
 from cograph_settings import Settings
 
@@ -30,10 +34,15 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
     checkouts = Checkouts(Git(config.git_timeout_seconds), Path(config.checkout_dir))
     pipeline = SyncPipeline(pool, embedder, checkouts, max_file_bytes=config.max_file_bytes)
-    runner = SyncRunner(pool, pipeline)
-    scheduler = Scheduler(pool, runner, config.sync_interval_seconds)
-    registry = Registry(pool, checkouts, runner)
-    servicer = RepoDocsServicer(pool, registry, runner, checkouts, max_file_bytes=config.max_file_bytes)
+    syncs = Syncs(pool, pipeline)
+    scheduler = Scheduler(pool, syncs, config.sync_interval_seconds)
+    servicer = RepoDocsServicer(
+        repositories=Repositories(pool, checkouts, syncs),
+        syncs=syncs,
+        documents=Documents(pool),
+        code=Code(pool, checkouts, max_file_bytes=config.max_file_bytes),
+        search=Search(pool),
+    )
     server = GrpcServer(
         NAME,
         settings.grpc,
@@ -42,4 +51,4 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
     scheduler.start()
-    return ServiceHost(NAME, server, readiness, closers=[scheduler.stop, runner.stop, pool.close])
+    return ServiceHost(NAME, server, readiness, closers=[scheduler.stop, syncs.stop, pool.close])

@@ -13,13 +13,13 @@ import logging
 import shutil
 import uuid
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
 from cograph_repodocs.domain.discovery import NOTHING_IGNORED, GitIgnored
-from cograph_repodocs.domain.rules import redact_credentials
+from cograph_repodocs.domain.rules import Ref, redact_credentials
 from cograph_repodocs.git import Git, GitError
-from cograph_repodocs.stores.repositories import RepositoryRow
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +32,28 @@ class Checkout(msgspec.Struct, frozen=True):
     """What git ignores there: only a checkout path has any (a managed one is cleaned)."""
 
 
+class Source(Protocol):
+    """What a checkout is made from: a stored repository (a RepositoryRow), named by its shape so
+    that this module, infrastructure, depends on no store."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def ref(self) -> Ref: ...
+    @property
+    def clone_url(self) -> str | None: ...
+    @property
+    def checkout_path(self) -> str | None: ...
+    @property
+    def default_branch(self) -> str: ...
+
+
 class Checkouts:
     def __init__(self, git: Git, checkout_dir: Path) -> None:
         self.git = git  # also reads files at a commit (files.read_committed_range)
         self._dir = checkout_dir.resolve()
 
-    def root(self, repository: RepositoryRow) -> Path:
+    def root(self, repository: Source) -> Path:
         if repository.checkout_path is not None:
             return Path(repository.checkout_path)
         return self._dir / str(repository.id)
@@ -49,7 +65,7 @@ class Checkouts:
         if branch and f"\trefs/heads/{branch}\n" not in listed + "\n":
             raise GitError(f"{redact_credentials(clone_url)} has no branch {branch!r}")
 
-    async def update(self, repository: RepositoryRow) -> Checkout:
+    async def update(self, repository: Source) -> Checkout:
         """Fetch the default branch's tip into the managed checkout; a checkout path is left as it is."""
         root = self.root(repository)
         if repository.checkout_path is not None:
@@ -63,7 +79,7 @@ class Checkouts:
             await self._clone(repository.clone_url, repository.default_branch, root)
         return Checkout(root, await self.head(root))
 
-    async def restore(self, repository: RepositoryRow, commit_sha: str) -> None:
+    async def restore(self, repository: Source, commit_sha: str) -> None:
         """Put a managed checkout back on `commit_sha` after a failed sync, so that files read from it
         match the index again. Best effort: the index is what a failed sync must never damage."""
         if repository.checkout_path is not None or not commit_sha:

@@ -1,4 +1,5 @@
-"""Rows and domain values to protobuf messages and back: the only place that knows both."""
+"""Requests to the application layer's arguments, and its results (rows, domain values) to
+protobuf messages: the only place that knows both."""
 
 from __future__ import annotations
 
@@ -8,19 +9,21 @@ import uuid
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
-from cograph_errors import InvalidArgument
+from cograph_errors import InvalidArgument, check_search, parse_ids
+from cograph_repodocs.application.code import SourceLines
+from cograph_repodocs.application.documents import DocsPage, Related
+from cograph_repodocs.application.repositories import Registration, Repository
+from cograph_repodocs.application.search import CodeHit, DocHit
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
 from cograph_repodocs.domain.mentions import MentionForm
 from cograph_repodocs.domain.rules import Visibility, redact_credentials
 from cograph_repodocs.domain.symbols import Language, SymbolKind
-from cograph_repodocs.files import FileRange
-from cograph_repodocs.reader import DocsPage
-from cograph_repodocs.registry import Registration
 from cograph_repodocs.stores.code import CodeNodeRow
-from cograph_repodocs.stores.documents import ChunkRow, DocumentRow, RelatedChunkRow
-from cograph_repodocs.stores.repositories import AccessRow, RepositoryRow
+from cograph_repodocs.stores.documents import ChunkRow, ContentMatch, DocumentRow
+from cograph_repodocs.stores.repositories import AccessRow
 from cograph_repodocs.stores.syncs import SyncRow, SyncStatus, SyncTrigger
+from cograph_retrieval import DEFAULT_RRF_K, Query
 
 VISIBILITY_TO_PB = {Visibility.PUBLIC: pb.VISIBILITY_PUBLIC, Visibility.PRIVATE: pb.VISIBILITY_PRIVATE}
 VISIBILITY_FROM_PB = {value: key for key, value in VISIBILITY_TO_PB.items()}
@@ -98,7 +101,27 @@ def ref_to_pb(host: str, owner: str, name: str) -> pb.RepositoryRef:
     return pb.RepositoryRef(host=host, owner=owner, name=name)
 
 
-def repository_to_pb(row: RepositoryRow, last_sync: SyncRow | None) -> pb.Repository:
+def query_from_pb(request: pb.SearchDocChunksRequest | pb.SearchCodeRequest) -> Query:
+    """The checked query of a search request: its text and numbers, then its scope's ids."""
+    weights = [request.dense_weight, request.text_weight]
+    if isinstance(request, pb.SearchCodeRequest):
+        weights.append(request.symbol_weight)
+    check_search(request.query, request.limit, request.rrf_k, weights, request.query_embedding)
+    return Query(
+        text=request.query,
+        scope=parse_ids(list(request.repository_ids), "repository"),
+        limit=request.limit,
+        embedding=list(request.query_embedding),
+        model=request.embedding_model,
+        dense_weight=request.dense_weight,
+        text_weight=request.text_weight,
+        rrf_k=request.rrf_k or DEFAULT_RRF_K,
+        candidates=max(100, request.limit),
+    )
+
+
+def repository_to_pb(repository: Repository) -> pb.Repository:
+    row, last_sync = repository.row, repository.last_sync
     message = pb.Repository(
         id=str(row.id),
         ref=ref_to_pb(row.host, row.owner, row.name),
@@ -226,10 +249,20 @@ def node_to_pb(row: CodeNodeRow) -> pb.CodeNode:
     )
 
 
-def related_to_pb(node_ids: list[uuid.UUID], rows: list[RelatedChunkRow]) -> list[pb.RelatedDocChunks]:
-    """One entry per node of node_ids, in their order; a node nothing mentions has no chunks."""
-    by_node: dict[uuid.UUID, list[pb.RelatedDocChunk]] = {node_id: [] for node_id in node_ids}
-    for row in rows:
+def content_match_to_pb(match: ContentMatch) -> pb.ContentMatch:
+    return pb.ContentMatch(
+        content_hash=match.content_hash,
+        repository_id=str(match.repository_id),
+        repository=match.repository,
+        document_id=str(match.document_id),
+        path=match.path,
+    )
+
+
+def related_to_pb(related: Related) -> list[pb.RelatedDocChunks]:
+    """One entry per node found, in the order asked; a node nothing mentions has no chunks."""
+    by_node: dict[uuid.UUID, list[pb.RelatedDocChunk]] = {node_id: [] for node_id in related.node_ids}
+    for row in related.chunks:
         by_node[row.code_node_id].append(
             pb.RelatedDocChunk(
                 chunk=chunk_to_pb(row), document_title=row.document_title, form=FORM_TO_PB[row.form]
@@ -240,7 +273,29 @@ def related_to_pb(node_ids: list[uuid.UUID], rows: list[RelatedChunkRow]) -> lis
     ]
 
 
-def file_range_to_pb(found: FileRange, commit_sha: str) -> pb.ReadFileRangeResponse:
+def doc_hit_to_pb(hit: DocHit) -> pb.DocChunkHit:
+    return pb.DocChunkHit(
+        chunk=chunk_to_pb(hit.chunk),
+        document_title=hit.chunk.document_title,
+        score=hit.score,
+        ranks=pb.StreamRanks(dense=hit.ranks.get("dense", 0), text=hit.ranks.get("text", 0)),
+    )
+
+
+def code_hit_to_pb(hit: CodeHit) -> pb.CodeHit:
+    return pb.CodeHit(
+        node=node_to_pb(hit.node),
+        score=hit.score,
+        ranks=pb.StreamRanks(
+            dense=hit.ranks.get("dense", 0),
+            text=hit.ranks.get("text", 0),
+            symbol=hit.ranks.get("symbol", 0),
+        ),
+    )
+
+
+def source_lines_to_pb(source: SourceLines) -> pb.ReadFileRangeResponse:
+    found = source.lines
     return pb.ReadFileRangeResponse(
         path=found.path,
         language=LANGUAGE_TO_PB[found.language],
@@ -248,5 +303,5 @@ def file_range_to_pb(found: FileRange, commit_sha: str) -> pb.ReadFileRangeRespo
         end_line=found.end_line,
         total_lines=found.total_lines,
         content=found.content,
-        commit_sha=commit_sha,
+        commit_sha=source.commit_sha,
     )

@@ -20,11 +20,11 @@ import msgspec
 from pgvector import Vector
 
 from cograph_embeddings import EmbeddingProvider, ModelInfo
+from cograph_repodocs.application.code_index import CodeScan, NodePlan, embedding_text, plan_nodes, scan_code
+from cograph_repodocs.application.doc_index import DocPlan, plan_documents
+from cograph_repodocs.application.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.checkouts import Checkout, Checkouts
-from cograph_repodocs.code_index import CodeScan, NodePlan, embedding_text, plan_nodes, scan_code
-from cograph_repodocs.doc_index import DocPlan, plan_documents
 from cograph_repodocs.domain.chunking import WordWindowChunker
-from cograph_repodocs.linking import ChunkText, Symbols, link_chunks
 from cograph_repodocs.stores.code import CodeStore, StoredNode
 from cograph_repodocs.stores.documents import DocumentState, DocumentStore, NewChunk
 from cograph_repodocs.stores.repositories import RepositoryRow

@@ -1,4 +1,4 @@
-"""Retrieval over repository documents and code, with the shared hybrid retriever.
+"""Search over repository documents and code, with the shared hybrid retriever (libs/retrieval).
 
 Doc chunks: dense + BM25 (english). Code nodes: dense + BM25 over identifier lexemes (whole,
 dotted parts, snake_case and camelCase parts) + an exact symbol stream on name and
@@ -45,7 +45,7 @@ def symbol_candidates(text: str) -> list[str]:
     )
 
 
-class RepoSearch:
+class Search:
     def __init__(self, pool: asyncpg.Pool[Any]) -> None:
         self._pool = pool
         self._docs = HybridRetriever(DOC_CHUNKS)

@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from cograph_errors import ServiceError
-from cograph_repodocs.runner import SyncRunner
+from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.stores.repositories import RepositoryStore
 from cograph_repodocs.stores.syncs import SyncTrigger
 
@@ -26,9 +26,9 @@ MAX_POLL_SECONDS = 60.0
 
 
 class Scheduler:
-    def __init__(self, pool: asyncpg.Pool[Any], runner: SyncRunner, interval_seconds: float) -> None:
+    def __init__(self, pool: asyncpg.Pool[Any], syncs: Syncs, interval_seconds: float) -> None:
         self._pool = pool
-        self._runner = runner
+        self._syncs = syncs
         self._interval = interval_seconds
         self._task: asyncio.Task[None] | None = None
 
@@ -62,7 +62,7 @@ class Scheduler:
         done = 0
         for repository_id in due:
             try:
-                row = await self._runner.sync(
+                row = await self._syncs.sync(
                     repository_id, SyncTrigger.SCHEDULE, force_relink=False, wait=True
                 )
             except ServiceError as error:  # removed meanwhile, or the service is stopping

@@ -1,4 +1,5 @@
-"""Starting, joining and recording syncs: never two of one repository at once.
+"""Syncs: starting, joining and recording them, never two of one repository at once; and a
+repository's sync history.
 
 Within a process a lock and the table of running tasks decide; across processes
 (replicas) the partial unique index repo_syncs_one_running does. A request for a
@@ -15,6 +16,7 @@ import logging
 import re
 import traceback
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,10 @@ import asyncpg
 from cograph_db import DATABASE_ERRORS
 from cograph_embeddings import EmbeddingError
 from cograph_errors import FailedPrecondition, NotFound
+from cograph_repodocs.application.pipeline import SyncPipeline
 from cograph_repodocs.git import GitError
 from cograph_repodocs.stores.repositories import RepositoryStore
 from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
-from cograph_repodocs.sync import SyncPipeline
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +39,11 @@ STALE_AFTER_SECONDS = 60.0
 POLL_SECONDS = 0.5
 INTERRUPTED = "interrupted: the service stopped during the sync"
 ABANDONED = "abandoned: the process running it stopped sending heartbeats"
+# What raised_in counts as this service's code: all of it, not only this layer.
+_SERVICE = __name__.partition(".")[0]
 
 
-class SyncRunner:
+class Syncs:
     def __init__(self, pool: asyncpg.Pool[Any], pipeline: SyncPipeline) -> None:
         self._pool = pool
         self._pipeline = pipeline
@@ -59,15 +63,23 @@ class SyncRunner:
         assert row is not None
         return row
 
-    def running(self, repository_id: uuid.UUID) -> bool:
-        return repository_id in self._running
+    async def request(self, repository_id: uuid.UUID, *, force_relink: bool, wait: bool) -> SyncRow:
+        """A sync a caller asked for (trigger `manual`)."""
+        return await self.sync(repository_id, SyncTrigger.MANUAL, force_relink=force_relink, wait=wait)
+
+    async def history(
+        self, repository_id: uuid.UUID, *, limit: int, after: Sequence[str | None]
+    ) -> list[SyncRow]:
+        """The repository's syncs, newest first, after that (started_at, id) key."""
+        async with self._pool.acquire() as connection:
+            await RepositoryStore(connection).require(repository_id)
+            return await SyncStore(connection).history(repository_id, limit=limit, after=after)
 
     async def _start(self, repository_id: uuid.UUID, trigger: SyncTrigger, force_relink: bool) -> uuid.UUID:
         if self._stopping:
             raise FailedPrecondition("the service is stopping; sync again once it is back")
         async with self._starting, self._pool.acquire() as connection:
-            if await RepositoryStore(connection).get(repository_id) is None:
-                raise NotFound(f"repository {repository_id} does not exist")
+            await RepositoryStore(connection).require(repository_id)
             syncs = SyncStore(connection)
             sync_id = await syncs.create(repository_id, trigger, force_relink)
             if sync_id is None:
@@ -190,6 +202,6 @@ def raised_in(error: Exception) -> str:
     frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
     if not frames:
         return "an unknown place"
-    ours = [f for f in frames if str(f.f_globals.get("__name__", "")).startswith(f"{__package__}.")]
+    ours = [f for f in frames if str(f.f_globals.get("__name__", "")).startswith(f"{_SERVICE}.")]
     frame = (ours or frames)[-1]
     return f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}"

@@ -1,0 +1,160 @@
+"""Repositories: registering one (the checks that need I/O, the row, the first sync), finding one
+by id or by name, listing them, their access facts and their group grants."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from cograph_db import Connection
+from cograph_errors import InvalidArgument, NotFound, ServiceError
+from cograph_repodocs.application.syncs import Syncs
+from cograph_repodocs.checkouts import Checkouts
+from cograph_repodocs.domain import rules
+from cograph_repodocs.git import GitError
+from cograph_repodocs.stores.repositories import AccessRow, NewRepository, RepositoryRow, RepositoryStore
+from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
+
+log = logging.getLogger(__name__)
+
+
+class Registration(msgspec.Struct, frozen=True, kw_only=True):
+    host: str
+    owner: str
+    name: str
+    clone_url: str | None = None
+    checkout_path: str | None = None
+    visibility: rules.Visibility | None = None
+    owner_subject: str = ""
+    default_branch: str = ""
+    web_url: str = ""
+
+
+class Repository(msgspec.Struct, frozen=True):
+    """A repository as callers see it: its row and its newest sync (None before the first)."""
+
+    row: RepositoryRow
+    last_sync: SyncRow | None
+
+
+async def _with_last_sync(connection: Connection, rows: Sequence[RepositoryRow]) -> list[Repository]:
+    last = await SyncStore(connection).last([row.id for row in rows])
+    return [Repository(row, last.get(row.id)) for row in rows]
+
+
+class Repositories:
+    def __init__(self, pool: asyncpg.Pool[Any], checkouts: Checkouts, syncs: Syncs) -> None:
+        self._pool = pool
+        self._checkouts = checkouts
+        self._syncs = syncs
+
+    async def register(self, request: Registration) -> Repository:
+        """Validate, record, and queue the first sync (trigger `registration`)."""
+        new = await self._checked(request)
+        async with self._pool.acquire() as connection:
+            repository_id = await RepositoryStore(connection).create(new)
+        try:
+            await self._syncs.sync(repository_id, SyncTrigger.REGISTRATION, force_relink=False, wait=False)
+        except ServiceError as error:  # the service is stopping: the schedule will catch up
+            log.info("first sync of %s not started: %s", new.ref, error.message)
+        return await self.get(repository_id)
+
+    async def get(self, repository_id: uuid.UUID) -> Repository:
+        async with self._pool.acquire() as connection:
+            row = await RepositoryStore(connection).require(repository_id)
+            return (await _with_last_sync(connection, [row]))[0]
+
+    async def get_by_name(self, host: str, owner: str, name: str) -> Repository:
+        """The repository named host/owner/name in any letter case, or NotFound."""
+        ref = rules.check_ref(host, owner, name)
+        async with self._pool.acquire() as connection:
+            store = RepositoryStore(connection)
+            repository_id = await store.id_of(ref)
+            if repository_id is None:
+                raise NotFound(f"repository {ref} is not registered")
+            row = await store.require(repository_id)
+            return (await _with_last_sync(connection, [row]))[0]
+
+    async def find(
+        self, repository_ids: list[uuid.UUID], *, limit: int, after: Sequence[str | None]
+    ) -> list[Repository]:
+        """Those of repository_ids that exist, ordered by (host, owner, name, id), after that key."""
+        async with self._pool.acquire() as connection:
+            rows = await RepositoryStore(connection).find(repository_ids, limit=limit, after=after)
+            return await _with_last_sync(connection, rows)
+
+    async def access(self) -> list[AccessRow]:
+        """Every repository's access facts."""
+        async with self._pool.acquire() as connection:
+            return await RepositoryStore(connection).access()
+
+    async def access_of(self, host: str, owner: str, name: str) -> AccessRow | None:
+        """The access facts of the repository named host/owner/name in any letter case; None when
+        there is none. A name no repository can have is refused as get_by_name refuses it."""
+        ref = rules.check_ref(host, owner, name)
+        async with self._pool.acquire() as connection:
+            return await RepositoryStore(connection).access_of(ref)
+
+    async def add_grant(self, repository_id: uuid.UUID, group: str) -> Repository:
+        group = rules.check_group(group)
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = RepositoryStore(connection)
+            await store.require(repository_id)
+            await store.add_grant(repository_id, group)
+            row = await store.require(repository_id)
+            return (await _with_last_sync(connection, [row]))[0]
+
+    async def remove_grant(self, repository_id: uuid.UUID, group: str) -> Repository:
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = RepositoryStore(connection)
+            # A missing repository is named before a bad group, as it always was.
+            await store.require(repository_id)
+            await store.remove_grant(repository_id, rules.check_group(group))
+            row = await store.require(repository_id)
+            return (await _with_last_sync(connection, [row]))[0]
+
+    async def _checked(self, request: Registration) -> NewRepository:
+        ref = rules.check_ref(request.host, request.owner, request.name)
+        visibility = rules.check_visibility(request.visibility)
+        owner = rules.check_subject(request.owner_subject)
+        branch = rules.check_branch(request.default_branch)
+        web_url = rules.check_web_url(request.web_url)
+        if (request.clone_url is None) == (request.checkout_path is None):
+            raise InvalidArgument("give exactly one of clone_url and checkout_path")
+        if request.checkout_path is not None:
+            path = rules.check_checkout_path(request.checkout_path)
+            if not await asyncio.to_thread(Path(path).is_dir):
+                raise InvalidArgument(f"checkout_path {path!r} is not an existing directory")
+            return NewRepository(
+                ref=ref,
+                clone_url=None,
+                checkout_path=path,
+                visibility=visibility,
+                owner_subject=owner,
+                default_branch=branch,
+                web_url=web_url,
+            )
+        assert request.clone_url is not None
+        url = rules.check_clone_url(request.clone_url)
+        try:
+            await self._checkouts.probe_remote(url, branch)
+        except GitError as error:
+            raise InvalidArgument(
+                f"clone_url {rules.redact_credentials(url)!r} cannot be read: {error}"
+            ) from None
+        return NewRepository(
+            ref=ref,
+            clone_url=url,
+            checkout_path=None,
+            visibility=visibility,
+            owner_subject=owner,
+            default_branch=branch,
+            web_url=web_url or rules.derive_web_url(url, branch),
+        )

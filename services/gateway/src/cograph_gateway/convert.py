@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -14,6 +15,7 @@ from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
 from cograph.search.v1 import search_service_pb2 as spb
 from cograph_gateway import schemas as s
+from cograph_gateway.errors import Problem
 from cograph_gateway.policy import (
     CollectionAccess,
     CollectionVisibility,
@@ -121,6 +123,20 @@ _STORE: dict[int, s.StoreName] = {
 }
 
 
+N = TypeVar("N")
+
+
+def _known(names: Mapping[int, N], value: int, what: str) -> N:
+    """The name of an enum value: one the gateway does not know is a service answering past this
+    gateway's contracts (or a broken one), an error to show, never a guess at a likely value."""
+    try:
+        return names[value]
+    except KeyError:
+        raise Problem(
+            502, f"a service behind the gateway answered a {what} this gateway does not know ({value})"
+        ) from None
+
+
 def _time(stamp: Timestamp) -> dt.datetime:
     return stamp.ToDatetime(dt.UTC)
 
@@ -141,7 +157,7 @@ def collection_from_pb(message: cpb.Collection) -> s.Collection:
         id=message.id,
         name=message.name,
         description=message.description,
-        visibility=_VISIBILITY_FROM_PB.get(message.visibility, "private"),
+        visibility=_known(_VISIBILITY_FROM_PB, message.visibility, "visibility"),
         owner=message.owner,
         group_grants=sorted(message.group_grants),
         document_count=message.document_count,
@@ -155,7 +171,7 @@ def access_from_pb(entry: cpb.CollectionAccess) -> CollectionAccess:
     # An unknown visibility is treated as private: failing closed.
     return CollectionAccess(
         collection_id=entry.collection_id,
-        visibility=CollectionVisibility(_VISIBILITY_FROM_PB.get(entry.visibility, "private")),
+        visibility=CollectionVisibility(_known(_VISIBILITY_FROM_PB, entry.visibility, "visibility")),
         owner=entry.owner,
         group_grants=frozenset(entry.group_grants),
     )
@@ -179,7 +195,10 @@ def document_result_from_pb(message: cpb.DocumentResult) -> s.DocumentResult:
     return s.DocumentResult(
         source_key=message.source_key,
         document_id=message.document_id or None,
-        state=_STATE.get(message.state),
+        # A refused document has no state (unspecified); a stored one has one the gateway knows.
+        state=None
+        if message.state == cpb.DOCUMENT_STATE_UNSPECIFIED
+        else _known(_STATE, message.state, "state"),
         warnings=list(message.warnings),
     )
 
@@ -313,8 +332,8 @@ def job_from_pb(message: cpb.Job) -> s.Job:
     return s.Job(
         id=message.id,
         collection_id=message.collection_id,
-        kind=_JOB_KIND.get(message.kind, "upload"),
-        status=_JOB_STATUS.get(message.status, "queued"),
+        kind=_known(_JOB_KIND, message.kind, "job kind"),
+        status=_known(_JOB_STATUS, message.status, "job status"),
         error=message.error or None,
         retry_of=message.retry_of or None,
         requested_by=message.requested_by,
@@ -354,7 +373,7 @@ def repository_access_from_pb(entry: rpb.RepositoryAccess) -> RepositoryAccess:
         host=entry.ref.host,
         owner=entry.ref.owner,
         name=entry.ref.name,
-        visibility=RepositoryVisibility(_REPO_VISIBILITY_FROM_PB.get(entry.visibility, "private")),
+        visibility=RepositoryVisibility(_known(_REPO_VISIBILITY_FROM_PB, entry.visibility, "visibility")),
         owner_subject=entry.owner_subject,
         group_grants=frozenset(entry.group_grants),
     )
@@ -415,7 +434,7 @@ def repository_from_pb(message: rpb.Repository, *, show_server_paths: bool) -> s
         name=message.ref.name,
         clone_url=message.clone_url if source == "clone_url" and shown else None,
         checkout_path=message.checkout_path if source == "checkout_path" and show_server_paths else None,
-        visibility=_REPO_VISIBILITY_FROM_PB.get(message.visibility, "private"),
+        visibility=_known(_REPO_VISIBILITY_FROM_PB, message.visibility, "visibility"),
         owner_subject=message.owner_subject,
         group_grants=sorted(message.group_grants),
         default_branch=message.default_branch,

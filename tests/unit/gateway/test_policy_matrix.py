@@ -232,7 +232,7 @@ def _normalise(route: str) -> str:
 def test_every_rest_route_and_mcp_tool_is_an_operation() -> None:
     from cograph_gateway.app import create_app
     from cograph_gateway.backends import Backends
-    from cograph_gateway.mcp_server import TOOL_DESCRIPTIONS
+    from cograph_gateway.mcp import TOOL_DESCRIPTIONS
     from cograph_service import Readiness
     from cograph_settings import Settings
 

@@ -1,12 +1,16 @@
 """Applies the policy to real resources: fetches the access facts from the owning service, then decides.
 
-The facts are fetched on every request, whole, and never cached: a removed grant takes effect on the
-next request, and the work done is the same whether a resource is missing or merely unreadable.
+One resource's facts are fetched by its id or name (GetCollectionAccess, GetRepositoryAccess), so
+authorizing a request costs the same however many collections and repositories there are; the
+full listings are read only to scope a list or a search to everything the caller may read. Facts
+are fetched on every request and never cached: a removed grant takes effect on the next request,
+and the work done is the same whether a resource is missing or merely unreadable.
 """
 
 from __future__ import annotations
 
 import uuid
+from typing import NamedTuple
 
 import grpc
 from grpc import aio
@@ -29,6 +33,28 @@ from cograph_gateway.policy import (
     readable_repository_ids,
 )
 from cograph_grpc import shown
+
+
+class RepositoryName(NamedTuple):
+    """A repository as a request names it: host/owner/name, in any letter case."""
+
+    host: str
+    owner: str
+    name: str
+
+    @classmethod
+    def parse(cls, slug: str) -> RepositoryName:
+        """`host/owner/name` as one string (MCP tools take one)."""
+        parts = slug.strip().strip("/").split("/")
+        if len(parts) != 3 or not all(parts):
+            raise Problem(
+                400,
+                f"{shown(slug)} is not a repository: name it as host/owner/name, e.g. github.com/acme/api",
+            )
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return f"{self.host}/{self.owner}/{self.name}"
 
 
 def parse_id(value: str, what: str) -> str:
@@ -73,6 +99,13 @@ class Access:
             )
         return {entry.collection_id: access_from_pb(entry) for entry in response.entries}
 
+    async def _collection_access(self, collection_id: str) -> CollectionAccess | None:
+        with naming_the_service("collections"):
+            response = await self._backends.collections.GetCollectionAccess(
+                cpb.GetCollectionAccessRequest(collection_id=collection_id), timeout=self._lookup_seconds
+            )
+        return access_from_pb(response.access) if response.HasField("access") else None
+
     async def readable_collections(self, principal: Principal) -> list[str]:
         return readable_collection_ids(principal, (await self._collections()).values())
 
@@ -84,7 +117,7 @@ class Access:
     ) -> CollectionAccess:
         """The collection's access facts, if `principal` may do `operation` on it."""
         collection_id = parse_id(collection_id, "collection")
-        access = (await self._collections()).get(collection_id)
+        access = await self._collection_access(collection_id)
         outcome = decide(principal, operation, access, hide_collection_existence=self._hide)
         if outcome is Outcome.ALLOW:
             assert access is not None
@@ -121,7 +154,7 @@ class Access:
             if error.code() != grpc.StatusCode.NOT_FOUND:
                 raise
             job = None
-        access = None if job is None else (await self._collections()).get(job.collection_id)
+        access = None if job is None else await self._collection_access(job.collection_id)
         outcome = decide(principal, operation, access, hide_collection_existence=self._hide)
         if outcome is Outcome.ALLOW:
             assert job is not None
@@ -150,14 +183,14 @@ class Access:
         return {e.repository_id: e.slug for e in entries if e.repository_id in readable}
 
     async def repository(
-        self, principal: Principal, operation: Operation, host: str, owner: str, name: str
+        self, principal: Principal, operation: Operation, repository: RepositoryName
     ) -> RepositoryAccess:
         """The repository's access facts, if `principal` may do `operation` on it.
 
         Unreadable and missing answer the same 404, built from the request alone, after the same
-        work: the whole access list is fetched and scanned either way, then the policy decides.
+        work: one lookup by name either way, then the policy decides.
         """
-        found = _the_repository(await self._repositories(), host, owner, name)
+        found = await self._repository_access(repository)
         outcome = decide(principal, operation, found)
         if outcome is Outcome.ALLOW:
             assert found is not None
@@ -165,36 +198,30 @@ class Access:
         if outcome is Outcome.UNAUTHENTICATED:
             raise Problem(401, _sign_in(operation))
         if outcome is Outcome.FORBIDDEN:
-            raise Problem(
-                403, f"only the owner or an administrator may change repository {host}/{owner}/{name}"
-            )
-        raise repository_not_found(host, owner, name)
+            raise Problem(403, f"only the owner or an administrator may change repository {repository}")
+        raise repository_not_found(repository)
 
-    async def repository_by_slug(
-        self, principal: Principal, operation: Operation, slug: str
-    ) -> RepositoryAccess:
-        """The same, for a repository named `host/owner/name` (MCP tools take one string)."""
-        parts = slug.strip().strip("/").split("/")
-        if len(parts) != 3 or not all(parts):
-            raise Problem(
-                400,
-                f"{shown(slug)} is not a repository: name it as host/owner/name, e.g. github.com/acme/api",
-            )
-        return await self.repository(principal, operation, *parts)
-
-
-def _the_repository(
-    entries: list[RepositoryAccess], host: str, owner: str, name: str
-) -> RepositoryAccess | None:
-    """The entry named host/owner/name in any letter case, as git hosts name repositories (the
-    store keeps one per name whatever the case); should two ever match, only the exact spelling
-    does, so a request never lands on a repository it did not name."""
-    wanted = (host.lower(), owner.lower(), name.lower())
-    matches = [e for e in entries if (e.host.lower(), e.owner.lower(), e.name.lower()) == wanted]
-    if len(matches) > 1:
-        matches = [e for e in matches if (e.host, e.owner, e.name) == (host, owner, name)]
-    return matches[0] if len(matches) == 1 else None
+    async def _repository_access(self, repository: RepositoryName) -> RepositoryAccess | None:
+        # Registered names are stored trimmed, and the store trims what it is asked: a name with
+        # blanks around it is another name, which no repository has.
+        if any(part != part.strip() for part in repository):
+            return None
+        try:
+            with naming_the_service("repodocs"):
+                response = await self._backends.repodocs.GetRepositoryAccess(
+                    rpb.GetRepositoryAccessRequest(
+                        ref=rpb.RepositoryRef(
+                            host=repository.host, owner=repository.owner, name=repository.name
+                        )
+                    ),
+                    timeout=self._lookup_seconds,
+                )
+        except aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                return None  # a name no repository can have, as the store judges names
+            raise
+        return repository_access_from_pb(response.access) if response.HasField("access") else None
 
 
-def repository_not_found(host: str, owner: str, name: str) -> Problem:
-    return Problem(404, f"repository {shown(f'{host}/{owner}/{name}')} does not exist")
+def repository_not_found(repository: RepositoryName) -> Problem:
+    return Problem(404, f"repository {shown(str(repository))} does not exist")

@@ -17,9 +17,10 @@ from cograph_gateway.backends import Backends
 from cograph_gateway.errors import EXCEPTION_HANDLERS, Problem
 from cograph_gateway.head import answering_head
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, Authenticator, Principal
-from cograph_gateway.mcp_server import McpEndpoint
+from cograph_gateway.mcp import McpEndpoint
 from cograph_gateway.metrics import count_unmatched
 from cograph_gateway.openapi import StrictStructSchemaPlugin
+from cograph_gateway.operations import Operations
 from cograph_gateway.routes.collections import CollectionsController
 from cograph_gateway.routes.documents import DocumentsController
 from cograph_gateway.routes.jobs import JobsController
@@ -39,7 +40,8 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         hide_collection_existence=settings.auth.hide_collection_existence,
         lookup_seconds=settings.search.store_deadline_seconds,
     )
-    mcp = McpEndpoint(settings, authenticator, backends, access)
+    operations = Operations(backends, access)
+    mcp = McpEndpoint(settings, authenticator, operations)
 
     async def principal(request: Request[Any, Any, Any]) -> Principal:
         found = await authenticator.authenticate(request.headers.get("authorization"))
@@ -66,8 +68,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         ],
         dependencies={
             "principal": Provide(principal),
-            "backends": Provide(lambda: backends, use_cache=True, sync_to_thread=False),
-            "access": Provide(lambda: access, use_cache=True, sync_to_thread=False),
+            "ops": Provide(lambda: operations, use_cache=True, sync_to_thread=False),
         },
         lifespan=[mcp.lifespan],
         # Request rate, latency and errors per route template (not per raw path: ids would

@@ -9,30 +9,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
-from cograph.collections.v1 import collections_service_pb2 as cpb
-from cograph.search.v1 import search_service_pb2 as spb
-from cograph_gateway.access import Access
-from cograph_gateway.backends import Backends
-from cograph_gateway.convert import (
-    chunk_hit_from_pb,
-    collection_from_pb,
-    embed_status_from_pb,
-    failure_from_pb,
-    job_from_pb,
-    limit_to_pb,
-    visibility_to_pb,
-)
-from cograph_gateway.errors import Problem, problem_responses
+from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
-from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import (
-    DEFAULT_PAGE_SIZE,
-    CollectionId,
-    PageSize,
-    PageToken,
-    granted_group,
-    next_token,
-)
+from cograph_gateway.operations import Operations
+from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
+from cograph_gateway.routes.common import CollectionId, PageSize, PageToken, granted_group
 from cograph_gateway.schemas import (
     Collection,
     CollectionCreate,
@@ -56,57 +37,32 @@ class CollectionsController(Controller):
     async def list_collections(
         self,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
         q: Annotated[
             str, QueryParameter(max_length=200, description="Filter on name and description (ILIKE)")
         ] = "",
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[Collection]:
-        readable = await access.readable_collections(principal)
-        response = await backends.collections.ListCollections(
-            cpb.ListCollectionsRequest(
-                collection_ids=readable, query=q, page=cpb.Page(page_size=page_size, page_token=page_token)
-            )
-        )
-        return Page(
-            items=[collection_from_pb(c) for c in response.collections],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return await ops.collections.readable(principal, q, PageRequest(page_size, page_token))
 
     @post("/", summary="Create a collection you own", responses=problem_responses())
     async def create_collection(
         self,
         data: JSONBody[CollectionCreate],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Collection:
-        access.require(principal, Operation.CREATE_COLLECTION)
-        response = await backends.collections.CreateCollection(
-            cpb.CreateCollectionRequest(
-                name=data.name,
-                description=data.description,
-                visibility=visibility_to_pb(data.visibility),
-                owner=principal.subject,
-            )
-        )
-        return collection_from_pb(response.collection)
+        return await ops.collections.create(principal, data)
 
     @get("/{collection_id:str}", summary="One collection", responses=problem_responses(403, 404))
     async def get_collection(
         self,
         collection_id: Id,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Collection:
-        found = await access.collection(principal, Operation.GET_COLLECTION, collection_id)
-        response = await backends.collections.GetCollection(
-            cpb.GetCollectionRequest(collection_id=found.collection_id)
-        )
-        return collection_from_pb(response.collection)
+        return await ops.collections.get(principal, collection_id)
 
     @patch(
         "/{collection_id:str}",
@@ -118,21 +74,9 @@ class CollectionsController(Controller):
         collection_id: Id,
         data: JSONBody[CollectionUpdate],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Collection:
-        if data.name is None and data.description is None and data.visibility is None:
-            raise Problem(400, "nothing to change: give at least one of name, description and visibility")
-        found = await access.collection(principal, Operation.UPDATE_COLLECTION, collection_id)
-        request = cpb.UpdateCollectionRequest(collection_id=found.collection_id)
-        if data.name is not None:
-            request.name = data.name
-        if data.description is not None:
-            request.description = data.description
-        if data.visibility is not None:
-            request.visibility = visibility_to_pb(data.visibility)
-        response = await backends.collections.UpdateCollection(request)
-        return collection_from_pb(response.collection)
+        return await ops.collections.update(principal, collection_id, data)
 
     @delete(
         "/{collection_id:str}",
@@ -143,13 +87,9 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> None:
-        found = await access.collection(principal, Operation.DELETE_COLLECTION, collection_id)
-        await backends.collections.DeleteCollection(
-            cpb.DeleteCollectionRequest(collection_id=found.collection_id)
-        )
+        await ops.collections.delete(principal, collection_id)
 
     @post(
         "/{collection_id:str}/grants",
@@ -161,14 +101,9 @@ class CollectionsController(Controller):
         collection_id: Id,
         data: JSONBody[GrantCreate],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Collection:
-        found = await access.collection(principal, Operation.ADD_COLLECTION_GRANT, collection_id)
-        response = await backends.collections.AddGrant(
-            cpb.AddGrantRequest(collection_id=found.collection_id, group=data.group.strip())
-        )
-        return collection_from_pb(response.collection)
+        return await ops.collections.add_grant(principal, collection_id, data.group)
 
     @delete(
         "/{collection_id:str}/grants/{group:path}",
@@ -181,15 +116,9 @@ class CollectionsController(Controller):
         group: FromPath[str],
         request: Request[Any, Any, Any],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> None:
-        found = await access.collection(principal, Operation.REMOVE_COLLECTION_GRANT, collection_id)
-        await backends.collections.RemoveGrant(
-            cpb.RemoveGrantRequest(
-                collection_id=found.collection_id, group=granted_group(request, group).strip()
-            )
-        )
+        await ops.collections.remove_grant(principal, collection_id, granted_group(request, group))
 
     @post(
         "/{collection_id:str}/search",
@@ -202,19 +131,9 @@ class CollectionsController(Controller):
         collection_id: Id,
         data: JSONBody[SearchRequest],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> CollectionSearchResult:
-        found = await access.collection(principal, Operation.SEARCH_COLLECTION, collection_id)
-        response = await backends.search.SearchCollection(
-            spb.SearchCollectionRequest(
-                query=data.query.strip(), collection_id=found.collection_id, limit=limit_to_pb(data.limit)
-            )
-        )
-        return CollectionSearchResult(
-            hits=[chunk_hit_from_pb(h) for h in response.hits],
-            failures=[failure_from_pb(f) for f in response.failures],
-        )
+        return await ops.collections.search(principal, collection_id, data.query, data.limit)
 
     @get(
         "/{collection_id:str}/embed-status",
@@ -225,14 +144,9 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> EmbedStatus:
-        found = await access.collection(principal, Operation.EMBED_STATUS, collection_id)
-        response = await backends.collections.GetEmbedStatus(
-            cpb.GetEmbedStatusRequest(collection_id=found.collection_id)
-        )
-        return embed_status_from_pb(response)
+        return await ops.collections.embed_status(principal, collection_id)
 
     @post(
         "/{collection_id:str}/re-embed",
@@ -244,11 +158,6 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Job:
-        found = await access.collection(principal, Operation.RE_EMBED, collection_id)
-        response = await backends.collections.ReEmbedCollection(
-            cpb.ReEmbedCollectionRequest(collection_id=found.collection_id, requested_by=principal.subject)
-        )
-        return job_from_pb(response.job)
+        return await ops.collections.re_embed(principal, collection_id)

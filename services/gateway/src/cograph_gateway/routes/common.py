@@ -23,12 +23,6 @@ PageToken = Annotated[
         description="The next_page_token of the previous page; omit it for the first page.",
     ),
 ]
-DEFAULT_PAGE_SIZE = 50
-
-
-def next_token(token: str) -> str | None:
-    """The services answer an empty token on the last page; REST answers null."""
-    return token or None
 
 
 def uuid_path(what: str) -> PathParameter:

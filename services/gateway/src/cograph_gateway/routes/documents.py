@@ -13,29 +13,11 @@ from litestar.exceptions import ClientException
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import JSONBody
 
-from cograph.collections.v1 import collections_service_pb2 as cpb
-from cograph_gateway.access import Access, parse_id
-from cograph_gateway.backends import Backends
-from cograph_gateway.convert import (
-    chunk_from_pb,
-    counts_from_pb,
-    document_from_pb,
-    document_result_from_pb,
-    summary_from_pb,
-)
-from cograph_gateway.duplicates import warn_of_repository_copies
 from cograph_gateway.errors import Problem, cut, problem_responses
 from cograph_gateway.identity import Principal
-from cograph_gateway.policy import Operation as Op
-from cograph_gateway.routes.common import (
-    DEFAULT_PAGE_SIZE,
-    ChunkId,
-    CollectionId,
-    DocumentId,
-    PageSize,
-    PageToken,
-    next_token,
-)
+from cograph_gateway.operations import Operations
+from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
+from cograph_gateway.routes.common import ChunkId, CollectionId, DocumentId, PageSize, PageToken
 from cograph_gateway.schemas import (
     BatchResult,
     BatchUpload,
@@ -92,10 +74,6 @@ class _UploadOperation(Operation):
 
     def __post_init__(self) -> None:
         self.request_body = _UPLOAD_BODY
-
-
-# Why a single document was refused, as HTTP: too large is 413, anything else about it 422.
-_REASON_STATUS = {"too_large": 413}
 
 
 async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
@@ -196,31 +174,9 @@ class DocumentsController(Controller):
         collection_id: Id,
         request: Request[Any, Any, Any],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> UploadResult:
-        found = await access.collection(principal, Op.UPLOAD_DOCUMENT, collection_id)
-        source_key, content = await _read_upload(request)
-        response = await backends.collections.UploadDocument(
-            cpb.UploadDocumentRequest(
-                collection_id=found.collection_id,
-                document=cpb.DocumentContent(source_key=source_key, content=content),
-                requested_by=principal.subject,
-            )
-        )
-        result = document_result_from_pb(response.result)
-        if result.error is not None or result.state is None or result.document_id is None:
-            reason = result.error.reason if result.error else "unknown"
-            message = result.error.message if result.error else "the document was not stored"
-            raise Problem(_REASON_STATUS.get(reason, 422), message, reason=reason, source_key=source_key)
-        await warn_of_repository_copies([result], [content], principal, backends, access)
-        return UploadResult(
-            source_key=result.source_key,
-            document_id=result.document_id,
-            state=result.state,
-            job_id=response.job_id,
-            warnings=result.warnings,
-        )
+        return await ops.documents.upload(principal, collection_id, lambda: _read_upload(request))
 
     @post(
         "/documents/batch",
@@ -234,45 +190,20 @@ class DocumentsController(Controller):
         collection_id: Id,
         data: JSONBody[BatchUpload],
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> BatchResult:
-        found = await access.collection(principal, Op.UPLOAD_DOCUMENTS, collection_id)
-        contents = [d.content.encode() for d in data.documents]
-        response = await backends.collections.UploadDocuments(
-            cpb.UploadDocumentsRequest(
-                collection_id=found.collection_id,
-                documents=[
-                    cpb.DocumentContent(source_key=d.source_key, content=content)
-                    for d, content in zip(data.documents, contents, strict=True)
-                ],
-                requested_by=principal.subject,
-            )
-        )
-        results = [document_result_from_pb(r) for r in response.results]
-        await warn_of_repository_copies(results, contents, principal, backends, access)
-        return BatchResult(results=results, counts=counts_from_pb(response.counts), job_id=response.job_id)
+        return await ops.documents.upload_batch(principal, collection_id, data.documents)
 
     @get("/documents", summary="The collection's documents", responses=problem_responses(403, 404))
     async def list_documents(
         self,
         collection_id: Id,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[DocumentSummary]:
-        found = await access.collection(principal, Op.LIST_DOCUMENTS, collection_id)
-        response = await backends.collections.ListDocuments(
-            cpb.ListDocumentsRequest(
-                collection_id=found.collection_id, page=cpb.Page(page_size=page_size, page_token=page_token)
-            )
-        )
-        return Page(
-            items=[summary_from_pb(d) for d in response.documents],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return await ops.documents.summaries(principal, collection_id, PageRequest(page_size, page_token))
 
     @get(
         "/documents/{document_id:str}",
@@ -286,16 +217,9 @@ class DocumentsController(Controller):
         collection_id: Id,
         document_id: DocumentId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Document:
-        found = await access.collection(principal, Op.GET_DOCUMENT, collection_id)
-        response = await backends.collections.GetDocument(
-            cpb.GetDocumentRequest(
-                collection_id=found.collection_id, document_id=parse_id(document_id, "document")
-            )
-        )
-        return document_from_pb(response.document)
+        return await ops.documents.get(principal, collection_id, document_id)
 
     @delete(
         "/documents/{document_id:str}",
@@ -307,17 +231,9 @@ class DocumentsController(Controller):
         collection_id: Id,
         document_id: DocumentId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> None:
-        found = await access.collection(principal, Op.DELETE_DOCUMENT, collection_id)
-        await backends.collections.DeleteDocument(
-            cpb.DeleteDocumentRequest(
-                collection_id=found.collection_id,
-                document_id=parse_id(document_id, "document"),
-                requested_by=principal.subject,
-            )
-        )
+        await ops.documents.delete(principal, collection_id, document_id)
 
     @get(
         "/documents/{document_id:str}/chunks",
@@ -329,22 +245,12 @@ class DocumentsController(Controller):
         collection_id: Id,
         document_id: DocumentId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[Chunk]:
-        found = await access.collection(principal, Op.LIST_CHUNKS, collection_id)
-        response = await backends.collections.ListChunks(
-            cpb.ListChunksRequest(
-                collection_id=found.collection_id,
-                document_id=parse_id(document_id, "document"),
-                page=cpb.Page(page_size=page_size, page_token=page_token),
-            )
-        )
-        return Page(
-            items=[chunk_from_pb(c) for c in response.chunks],
-            next_page_token=next_token(response.next_page_token),
+        return await ops.documents.chunks(
+            principal, collection_id, document_id, PageRequest(page_size, page_token)
         )
 
     @get("/chunks/{chunk_id:str}", summary="One chunk in full", responses=problem_responses(403, 404))
@@ -353,11 +259,6 @@ class DocumentsController(Controller):
         collection_id: Id,
         chunk_id: ChunkId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Chunk:
-        found = await access.collection(principal, Op.GET_CHUNK, collection_id)
-        response = await backends.collections.GetChunk(
-            cpb.GetChunkRequest(collection_id=found.collection_id, chunk_id=parse_id(chunk_id, "chunk"))
-        )
-        return chunk_from_pb(response.chunk)
+        return await ops.documents.chunk(principal, collection_id, chunk_id)

@@ -13,46 +13,15 @@ from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from cograph.collections.v1 import collections_service_pb2 as cpb
-from cograph_gateway.access import Access
-from cograph_gateway.backends import Backends
-from cograph_gateway.convert import JOB_KIND_TO_PB, JOB_STATUS_TO_PB, job_from_pb
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
-from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import (
-    DEFAULT_PAGE_SIZE,
-    CollectionId,
-    JobId,
-    PageSize,
-    PageToken,
-    next_token,
-)
+from cograph_gateway.operations import Operations
+from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
+from cograph_gateway.routes.common import CollectionId, JobId, PageSize, PageToken
 from cograph_gateway.schemas import Job, JobKindName, JobStatusName, Page
 
 StatusFilter = Annotated[JobStatusName | None, QueryParameter(description="Only jobs in this status")]
 KindFilter = Annotated[JobKindName | None, QueryParameter(description="Only jobs of this kind")]
-
-
-async def _list(
-    backends: Backends,
-    collection_ids: list[str],
-    status: JobStatusName | None,
-    kind: JobKindName | None,
-    page_size: int,
-    page_token: str,
-) -> Page[Job]:
-    response = await backends.collections.ListJobs(
-        cpb.ListJobsRequest(
-            collection_ids=collection_ids,
-            status=JOB_STATUS_TO_PB[status] if status else cpb.JOB_STATUS_UNSPECIFIED,
-            kind=JOB_KIND_TO_PB[kind] if kind else cpb.JOB_KIND_UNSPECIFIED,
-            page=cpb.Page(page_size=page_size, page_token=page_token),
-        )
-    )
-    return Page(
-        items=[job_from_pb(j) for j in response.jobs], next_page_token=next_token(response.next_page_token)
-    )
 
 
 class JobsController(Controller):
@@ -68,16 +37,13 @@ class JobsController(Controller):
     async def list_jobs(
         self,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
         status: StatusFilter = None,
         kind: KindFilter = None,
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[Job]:
-        access.require(principal, Operation.LIST_JOBS)
-        scope = await access.job_collections(principal)
-        return await _list(backends, scope, status, kind, page_size, page_token)
+        return await ops.jobs.visible(principal, status, kind, PageRequest(page_size, page_token))
 
     @get(
         "/{collection_id:str}/jobs",
@@ -88,15 +54,15 @@ class JobsController(Controller):
         self,
         collection_id: CollectionId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
         status: StatusFilter = None,
         kind: KindFilter = None,
         page_size: PageSize = DEFAULT_PAGE_SIZE,
         page_token: PageToken = "",
     ) -> Page[Job]:
-        found = await access.collection(principal, Operation.LIST_COLLECTION_JOBS, collection_id)
-        return await _list(backends, [found.collection_id], status, kind, page_size, page_token)
+        return await ops.jobs.of_collection(
+            principal, collection_id, status, kind, PageRequest(page_size, page_token)
+        )
 
     @post(
         "/jobs/{job_id:str}/retry",
@@ -110,11 +76,6 @@ class JobsController(Controller):
         self,
         job_id: JobId,
         principal: NamedDependency[Principal],
-        backends: NamedDependency[Backends],
-        access: NamedDependency[Access],
+        ops: NamedDependency[Operations],
     ) -> Job:
-        job = await access.job(principal, Operation.RETRY_JOB, job_id)
-        response = await backends.collections.RetryJob(
-            cpb.RetryJobRequest(job_id=job.id, requested_by=principal.subject)
-        )
-        return job_from_pb(response.job)
+        return await ops.jobs.retry(principal, job_id)

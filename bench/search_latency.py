@@ -73,10 +73,11 @@ from cograph.search.v1 import search_service_pb2 as search_pb
 from cograph.search.v1 import search_service_pb2_grpc as search_grpc
 from cograph_collections.app import MIGRATIONS
 from cograph_collections.app import create_service as create_collections
-from cograph_collections.documents import wiki_key
+from cograph_collections.application.search import ChunkSearch
+from cograph_collections.domain.documents import wiki_key
 from cograph_collections.markdown import MarkdownChunker, TooManyChunksError, parse_markdown
 from cograph_collections.markdown.links import normalise_source_key
-from cograph_collections.search import TABLE, ChunkSearch
+from cograph_collections.stores.chunks import TABLE
 from cograph_db import Connection, EmbeddedPostgres, apply_migrations, connect, create_pool
 from cograph_embeddings import LocalProvider, create_provider
 from cograph_grpc import open_channel

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
-from cograph_collections.documents import wiki_key
+from cograph_collections.domain.documents import wiki_key
 from cograph_db import Connection
 from cograph_service import ServiceHost
 from cograph_settings import Settings

@@ -11,8 +11,9 @@ import pytest
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.documents import SQL as DOCUMENT_SQL
-from cograph_collections.documents import DocumentStore, StoredLink
+from cograph_collections.domain.documents import StoredLink
+from cograph_collections.stores.documents import SQL as DOCUMENT_SQL
+from cograph_collections.stores.documents import DocumentStore
 from cograph_db import Connection, apply_migrations, connect
 from support.collections import Running, insert_stored_documents
 from support.migrations import before

@@ -12,7 +12,7 @@ import pytest
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_collections.ingest import Ingestor
+from cograph_collections.application.ingest import Ingestor
 from cograph_db import connect
 from support.collections import Running
 from support.threads import in_another_thread

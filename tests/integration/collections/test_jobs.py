@@ -14,15 +14,17 @@ import pytest
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_collections import service as service_module
-from cograph_collections.ingest import State, Upload
-from cograph_collections.jobs import Claimed, JobStore, Kind
+from cograph_collections.application import documents as documents_application
+from cograph_collections.application.documents import Documents
+from cograph_collections.application.jobs import Jobs
+from cograph_collections.application.worker import Worker
+from cograph_collections.domain.jobs import Claimed, Kind
+from cograph_collections.domain.uploads import State, Upload
 from cograph_collections.markdown import MarkdownChunker, ParsedDocument, parse_markdown
-from cograph_collections.service import Collections
-from cograph_collections.worker import Worker
+from cograph_collections.stores.jobs import JobStore
 from cograph_db import connect, create_pool
 from cograph_embeddings import EmbeddingProvider
-from cograph_grpc import FailedPrecondition, NotFound
+from cograph_errors import FailedPrecondition, NotFound
 from support.collections import Running
 from support.embedding import CountingProvider
 from support.threads import in_another_thread
@@ -150,11 +152,11 @@ async def test_a_retry_joins_an_identical_queued_job_and_says_so(
     try:
         async with pool.acquire() as connection:
             queued_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.EMBED)
-        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
-        retried = await collections.retry(uuid.UUID(embed.id), "alice")
+        queue = Jobs(pool)
+        retried = await queue.retry(uuid.UUID(embed.id), "alice")
         # The queued job itself has nothing to retry yet (it would answer itself, its own retry).
         with pytest.raises(FailedPrecondition, match="is queued: there is nothing to retry yet"):
-            await collections.retry(queued_id, "alice")
+            await queue.retry(queued_id, "alice")
     finally:
         await pool.close()
     assert (retried.id, retried.status) == (queued_id, "queued")  # the work runs once
@@ -198,9 +200,9 @@ async def test_two_workers_never_run_the_same_job(
     try:
         async with pool.acquire() as connection:
             job_id = await JobStore(connection).enqueue(uuid.UUID(collection.id), Kind.RESOLVE_LINKS)
-        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        documents = Documents(pool, embedder, max_document_bytes=1_000_000, max_batch_documents=1000)
         workers = [
-            Worker(pool, database, collections.handlers(), service.settings.collections) for _ in range(4)
+            Worker(pool, database, documents.handlers(), service.settings.collections) for _ in range(4)
         ]
         ran = await asyncio.gather(*(worker.run_once() for worker in workers))
         assert sorted(ran) == [False, False, False, True]
@@ -247,13 +249,15 @@ async def test_a_long_upload_beats_and_is_never_swept_as_dead(
     pool = await create_pool(database, service.settings.database, schema="collections")
     writer = await connect(database)
     try:
-        collections = Collections(pool, embedder, max_document_bytes=1_000_000, heartbeat_seconds=0.05)
+        documents = Documents(
+            pool, embedder, max_document_bytes=1_000_000, max_batch_documents=1000, heartbeat_seconds=0.05
+        )
         async with writer.transaction():
             await writer.execute(
                 "SELECT 1 FROM collections.md_documents WHERE collection_id = $1 FOR UPDATE", collection_id
             )
             upload = asyncio.create_task(
-                collections.upload(collection_id, [Upload("a.md", b"# A\n\nSecond.")], "alice")
+                documents.upload(collection_id, [Upload("a.md", b"# A\n\nSecond.")], "alice")
             )
             await asyncio.sleep(1.0)
             async with pool.acquire() as connection:
@@ -400,9 +404,9 @@ async def test_a_re_embed_never_undoes_an_upload_or_a_delete_made_while_it_runs(
         try:
             if meanwhile == "upload":
                 uploads = [Upload("a.md", b"# A\n\nversion two\n")]
-                outcomes, _ = await Collections(other, embedder, max_document_bytes=10_000).upload(
-                    collection_id, uploads, "bob"
-                )
+                outcomes, _ = await Documents(
+                    other, embedder, max_document_bytes=10_000, max_batch_documents=1000
+                ).upload(collection_id, uploads, "bob")
                 return outcomes[0].state
             return await other.execute("DELETE FROM md_documents WHERE source_key = 'a.md'")
         finally:
@@ -416,14 +420,16 @@ async def test_a_re_embed_never_undoes_an_upload_or_a_delete_made_while_it_runs(
             acted.append(in_another_thread(other_client))
         return parse(text)
 
-    monkeypatch.setattr(service_module, "parse_markdown", parse_after_the_other_client)
+    monkeypatch.setattr(documents_application, "parse_markdown", parse_after_the_other_client)
     try:
         job = Claimed(uuid.uuid4(), collection_id, Kind.EMBED, {"all": True}, "alice")
 
         async def progress(done: int, total: int) -> None:
             return None
 
-        await Collections(pool, embedder, max_document_bytes=10_000).run_embed(job, progress)
+        await Documents(pool, embedder, max_document_bytes=10_000, max_batch_documents=1000).run_embed(
+            job, progress
+        )
         stored = {
             r["source_key"]: r["content"]
             for r in await pool.fetch("SELECT source_key, content FROM md_documents")
@@ -453,9 +459,9 @@ async def test_work_on_a_collection_deleted_meanwhile_is_not_found(
     gone = uuid.uuid4()
     pool = await create_pool(database, service.settings.database, schema="collections")
     try:
-        collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        documents = Documents(pool, embedder, max_document_bytes=1_000_000, max_batch_documents=1000)
         with pytest.raises(NotFound, match=f"collection {gone} does not exist"):
-            await collections.upload(gone, [Upload("a.md", b"# A\n")], "alice")
+            await documents.upload(gone, [Upload("a.md", b"# A\n")], "alice")
         async with pool.acquire() as connection:
             with pytest.raises(NotFound):
                 await JobStore(connection).enqueue(gone, Kind.EMBED)
@@ -521,16 +527,16 @@ async def test_a_second_embed_job_waits_for_the_running_one_and_nothing_is_embed
 
     pool = await create_pool(database, service.settings.database, schema="collections")
     try:
-        collections = Collections(pool, Gated(embedder), max_document_bytes=1_000_000)
+        documents = Documents(pool, Gated(embedder), max_document_bytes=1_000_000, max_batch_documents=1000)
         first, second = (
-            Worker(pool, database, collections.handlers(), service.settings.collections) for _ in range(2)
+            Worker(pool, database, documents.handlers(), service.settings.collections) for _ in range(2)
         )
         collection_id = uuid.UUID(collection.id)
         uploads = [Upload(f"first-{i}.md", f"# First {i}\n\nBody {i}.".encode()) for i in range(3)]
-        await collections.upload(collection_id, uploads, "alice")
+        await documents.upload(collection_id, uploads, "alice")
         working = asyncio.ensure_future(work(first))
         await asyncio.wait_for(embedding.wait(), 30)
-        await collections.upload(collection_id, [Upload("second.md", b"# Second\n\nLater.")], "alice")
+        await documents.upload(collection_id, [Upload("second.md", b"# Second\n\nLater.")], "alice")
         # It may link, but not embed beside the running embed job (it would wait at the gate).
         await asyncio.wait_for(work(second), 30)
         async with pool.acquire() as connection:
@@ -607,14 +613,16 @@ async def test_an_embed_job_never_deadlocks_with_a_writer_deleting_its_chunks(
     pool = await create_pool(database, service.settings.database, schema="collections")
     writer = await connect(database)
     try:
-        collections = Collections(pool, Signalling(embedder), max_document_bytes=1_000_000)
-        worker = Worker(pool, database, collections.handlers(), service.settings.collections)
+        documents = Documents(
+            pool, Signalling(embedder), max_document_bytes=1_000_000, max_batch_documents=1000
+        )
+        worker = Worker(pool, database, documents.handlers(), service.settings.collections)
         collection_id = uuid.UUID(collection.id)
-        await collections.upload(collection_id, [Upload("warm.md", b"# Warm\n\nUp.")], "alice")
+        await documents.upload(collection_id, [Upload("warm.md", b"# Warm\n\nUp.")], "alice")
         while await worker.run_once():  # the vector index exists: the job does not wait to create it
             pass
         embedded.clear()
-        await collections.upload(
+        await documents.upload(
             collection_id, [Upload("a.md", b"# A\n\nFirst."), Upload("b.md", b"# B\n\nSecond.")], "alice"
         )
         await writer.execute(
@@ -677,9 +685,9 @@ async def test_an_embed_job_whose_chunks_are_deleted_meanwhile_ends_with_all_its
     provider = DeletingTheRest(embedder)
     provider.batch_size = 2
     try:
-        collections = Collections(pool, provider, max_document_bytes=1_000_000)
-        worker = Worker(pool, database, collections.handlers(), service.settings.collections)
-        await collections.upload(
+        documents = Documents(pool, provider, max_document_bytes=1_000_000, max_batch_documents=1000)
+        worker = Worker(pool, database, documents.handlers(), service.settings.collections)
+        await documents.upload(
             collection_id, [Upload(f"{n}.md", f"# Page {n}\n\nText {n}.".encode()) for n in range(6)], "alice"
         )
         while await worker.run_once():

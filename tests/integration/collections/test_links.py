@@ -8,11 +8,11 @@ import uuid
 import pytest
 
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_collections import service as service_module
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.documents import SQL as DOCUMENT_SQL
+from cograph_collections.application import documents as documents_application
 from cograph_collections.markdown import ParsedDocument, parse_markdown
 from cograph_collections.markdown.links import link_target_key
+from cograph_collections.stores.documents import SQL as DOCUMENT_SQL
 from cograph_db import apply_migrations, connect
 from support.collections import Running, insert_stored_documents, insert_stored_link
 from support.migrations import before
@@ -123,7 +123,7 @@ async def test_rechunking_for_a_new_chunker_keeps_links_resolved(
         parsed_on.append(threading.current_thread() is threading.main_thread())
         return parse_markdown(text)
 
-    monkeypatch.setattr(service_module, "parse_markdown", parse_and_note_the_thread)
+    monkeypatch.setattr(documents_application, "parse_markdown", parse_and_note_the_thread)
     uploaded = await service.upload(
         collection.id, ("index.md", b"# Index\n\n[FAQ](faq.md)\n"), ("faq.md", b"# FAQ\n")
     )

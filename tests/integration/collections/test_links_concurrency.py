@@ -12,13 +12,14 @@ from typing import Any
 import asyncpg
 import pytest
 
-from cograph_collections import documents as documents_module
-from cograph_collections import service as service_module
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.ingest import State, Upload
-from cograph_collections.jobs import Claimed, JobStore, Kind
+from cograph_collections.application import documents as documents_application
+from cograph_collections.application.documents import Documents
+from cograph_collections.domain.jobs import Claimed, Kind
+from cograph_collections.domain.uploads import State, Upload
 from cograph_collections.markdown import ParsedDocument, parse_markdown
-from cograph_collections.service import Collections
+from cograph_collections.stores.documents import DocumentStore
+from cograph_collections.stores.jobs import JobStore
 from cograph_db import connect, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_settings import Settings
@@ -32,7 +33,7 @@ class Clients:
         self, pool: asyncpg.Pool[Any], embedder: EmbeddingProvider, watcher: asyncpg.Connection
     ) -> None:
         self.pool = pool
-        self.collections = Collections(pool, embedder, max_document_bytes=1_000_000)
+        self.documents = Documents(pool, embedder, max_document_bytes=1_000_000, max_batch_documents=1000)
         self.watcher = watcher
 
     async def new_collection(self) -> uuid.UUID:
@@ -43,7 +44,7 @@ class Clients:
         return collection_id
 
     async def upload(self, collection_id: uuid.UUID, *documents: tuple[str, bytes]) -> list[uuid.UUID]:
-        outcomes, _ = await self.collections.upload(
+        outcomes, _ = await self.documents.upload(
             collection_id, [Upload(key, content) for key, content in documents], "alice"
         )
         assert all(outcome.failure is None for outcome in outcomes), outcomes
@@ -51,7 +52,7 @@ class Clients:
 
     async def resolve_links(self, collection_id: uuid.UUID) -> None:
         job = Claimed(uuid.uuid4(), collection_id, Kind.RESOLVE_LINKS, {}, "alice")
-        await self.collections.run_resolve_links(job, _no_progress)
+        await self.documents.run_resolve_links(job, _no_progress)
 
     async def targets(self, collection_id: uuid.UUID) -> dict[tuple[str, str], str | None]:
         """(linking document, href) -> the source key it is bound to, None while unresolved."""
@@ -99,17 +100,15 @@ def pause_after_replacing(
     """(replaced, go_on): an upload stops inside its transaction once it has replaced
     `source_key` (its old links deleted, their rows locked), until go_on is set."""
     replaced, go_on = asyncio.Event(), asyncio.Event()
-    update = documents_module.DocumentStore.update
+    update = DocumentStore.update
 
-    async def pausing_update(
-        self: documents_module.DocumentStore, document_id: uuid.UUID, document: Any
-    ) -> None:
+    async def pausing_update(self: DocumentStore, document_id: uuid.UUID, document: Any) -> None:
         await update(self, document_id, document)
         if document.source_key == source_key:
             replaced.set()
             await go_on.wait()
 
-    monkeypatch.setattr(documents_module.DocumentStore, "update", pausing_update)
+    monkeypatch.setattr(DocumentStore, "update", pausing_update)
     return replaced, go_on
 
 
@@ -126,7 +125,7 @@ async def test_replacing_linking_documents_while_their_links_are_bound_aborts_ne
     await clients.upload(collection_id, ("c.md", b"# C\n"))
     replaced, go_on = pause_after_replacing(monkeypatch, "a.md")
     upload = asyncio.create_task(
-        clients.collections.upload(
+        clients.documents.upload(
             collection_id,
             [Upload("a.md", b"# A v2\n\n[c](c.md)\n"), Upload("b.md", b"# B v2\n\n[c](c.md)\n")],
             "alice",
@@ -160,7 +159,7 @@ async def test_deleting_a_target_while_links_are_bound_loses_neither(
         return await enqueue(self, *args, **kwargs)
 
     monkeypatch.setattr(JobStore, "enqueue", pausing_enqueue)
-    delete = asyncio.create_task(clients.collections.delete_document(collection_id, target, "alice"))
+    delete = asyncio.create_task(clients.documents.delete(collection_id, target, "alice"))
     await deleted.wait()
     resolve = asyncio.create_task(clients.resolve_links(collection_id))
     await clients.until_a_statement_waits_on_a_lock()
@@ -185,13 +184,13 @@ async def test_uploads_arriving_after_a_delete_or_a_bind_wait_for_it(
     first = asyncio.create_task(clients.upload(collection_id, ("a.md", b"# A v2\n")))
     await replaced.wait()
     operation = asyncio.create_task(
-        clients.collections.delete_document(collection_id, ids[2], "alice")
+        clients.documents.delete(collection_id, ids[2], "alice")
         if alone == "delete"
         else clients.resolve_links(collection_id)
     )
     await clients.until_a_statement_waits_on_a_lock()
     later = asyncio.create_task(
-        clients.collections.upload(
+        clients.documents.upload(
             collection_id, [Upload("b.md", b"# B v2\n\n[c](c.md)\n"), Upload("c.md", b"# C v2\n")], "alice"
         )
     )
@@ -231,16 +230,16 @@ async def test_a_re_embed_stopped_half_way_leaves_every_link_bound(
             raise RuntimeError("the worker was stopped")
         return parse_markdown(text)
 
-    monkeypatch.setattr(service_module, "parse_markdown", parse_failing_on_the_second)
+    monkeypatch.setattr(documents_application, "parse_markdown", parse_failing_on_the_second)
     re_embed = Claimed(uuid.uuid4(), collection_id, Kind.EMBED, {"all": True}, "alice")
     with pytest.raises(RuntimeError, match="the worker was stopped"):
-        await clients.collections.run_embed(re_embed, _no_progress)
+        await clients.documents.run_embed(re_embed, _no_progress)
     outdated = "SELECT count(DISTINCT document_id) FROM md_chunks WHERE chunker_max_chars = 1000"
     assert await clients.pool.fetchval(outdated) == 1  # the first document was re-chunked
     assert await clients.targets(collection_id) == bound
 
-    monkeypatch.setattr(service_module, "parse_markdown", parse_markdown)
-    await clients.collections.run_embed(re_embed, _no_progress)
+    monkeypatch.setattr(documents_application, "parse_markdown", parse_markdown)
+    await clients.documents.run_embed(re_embed, _no_progress)
     assert await clients.pool.fetchval(outdated) == 0
     assert await clients.targets(collection_id) == bound
     # Nothing to bind again: a re-embed queues no full pass over the collection's links.

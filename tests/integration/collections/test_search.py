@@ -15,7 +15,8 @@ from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.search import TABLE, ChunkSearch
+from cograph_collections.application.search import ChunkSearch
+from cograph_collections.stores.chunks import TABLE
 from cograph_db import Connection, apply_migrations, connect, create_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_retrieval import HybridRetriever, Query, Stream

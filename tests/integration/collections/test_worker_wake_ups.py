@@ -15,8 +15,9 @@ import msgspec
 import pytest
 
 from cograph_collections.app import MIGRATIONS
-from cograph_collections.jobs import Claimed, JobStore, Kind
-from cograph_collections.worker import Worker
+from cograph_collections.application.worker import Worker
+from cograph_collections.domain.jobs import Claimed, Kind
+from cograph_collections.stores.jobs import JobStore
 from cograph_db import connect, open_service_pool
 from cograph_settings import CollectionsSettings, Settings
 

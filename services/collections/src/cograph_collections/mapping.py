@@ -1,4 +1,4 @@
-"""Domain rows to protobuf messages and back: the only place that knows both."""
+"""Domain structs to protobuf messages and back: the only place that knows both."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ import msgspec
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cograph.collections.v1 import collections_service_pb2 as pb
-from cograph_collections.documents import StoredChunk, StoredDocument, StoredLink
-from cograph_collections.domain import Visibility
-from cograph_collections.ingest import Outcome, Reason, State
-from cograph_collections.jobs import Job, Kind, Status
-from cograph_collections.store import AccessRow, CollectionRow
-from cograph_grpc import InvalidArgument
+from cograph_collections.domain.collections import Access, Collection, Visibility
+from cograph_collections.domain.documents import (
+    ChunkHit,
+    ContentMatch,
+    StoredChunk,
+    StoredDocument,
+    StoredLink,
+)
+from cograph_collections.domain.jobs import Job, Kind, Status
+from cograph_collections.domain.uploads import Outcome, Reason, State
 
 VISIBILITY_TO_PB = {
     Visibility.PUBLIC: pb.VISIBILITY_PUBLIC,
@@ -21,11 +25,10 @@ VISIBILITY_TO_PB = {
 VISIBILITY_FROM_PB = {value: key for key, value in VISIBILITY_TO_PB.items()}
 
 
-def visibility_from_pb(value: int) -> Visibility:
-    try:
-        return VISIBILITY_FROM_PB[value]  # type: ignore[index]
-    except KeyError:
-        raise InvalidArgument("visibility must be public, private or admin_only") from None
+def visibility_from_pb(value: pb.Visibility) -> str:
+    """The visibility as the domain spells it; '' for a value that names none, which the domain
+    refuses where it checks the other fields, in their order."""
+    return VISIBILITY_FROM_PB.get(value, "")
 
 
 def timestamp(value: object) -> Timestamp:
@@ -34,7 +37,7 @@ def timestamp(value: object) -> Timestamp:
     return stamp
 
 
-def collection_to_pb(row: CollectionRow) -> pb.Collection:
+def collection_to_pb(row: Collection) -> pb.Collection:
     return pb.Collection(
         id=str(row.id),
         name=row.name,
@@ -49,7 +52,7 @@ def collection_to_pb(row: CollectionRow) -> pb.Collection:
     )
 
 
-def access_to_pb(row: AccessRow) -> pb.CollectionAccess:
+def access_to_pb(row: Access) -> pb.CollectionAccess:
     return pb.CollectionAccess(
         collection_id=str(row.id),
         visibility=VISIBILITY_TO_PB[row.visibility],
@@ -194,6 +197,25 @@ def chunk_to_pb(chunk: StoredChunk) -> pb.Chunk:
             max_chunks=chunk.chunker_max_chunks,
         ),
         source_key=chunk.source_key,
+    )
+
+
+def hit_to_pb(hit: ChunkHit) -> pb.ChunkHit:
+    return pb.ChunkHit(
+        chunk=chunk_to_pb(hit.chunk),
+        document_title=hit.document_title,
+        score=hit.score,
+        ranks=pb.StreamRanks(dense=hit.ranks.get("dense", 0), text=hit.ranks.get("text", 0)),
+    )
+
+
+def match_to_pb(match: ContentMatch) -> pb.ContentMatch:
+    return pb.ContentMatch(
+        content_hash=match.content_hash,
+        collection_id=str(match.collection_id),
+        collection_name=match.collection_name,
+        document_id=str(match.document_id),
+        source_key=match.source_key,
     )
 
 

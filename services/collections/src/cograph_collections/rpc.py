@@ -1,19 +1,24 @@
-"""CollectionsServicer: protobuf in, domain calls, protobuf out. Status codes come from domain errors."""
+"""CollectionsServicer: protobuf in, calls on the application layer, protobuf out.
+
+It reads what only the wire has (ids as text, page tokens, protobuf enums) and makes the argument
+checks every service makes alike (cograph_errors), in the order the request's fields are read;
+the domain's own rules, the transactions and the stores are the application layer's. The server
+interceptor turns the errors raised into status codes.
+"""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-import asyncpg
 from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as pb
 from cograph.collections.v1 import collections_service_pb2_grpc as pb_grpc
-from cograph_collections import domain
-from cograph_collections.documents import DocumentStore
-from cograph_collections.ingest import Upload
-from cograph_collections.jobs import JobStore
+from cograph_collections.application.collections import Collections
+from cograph_collections.application.documents import Documents
+from cograph_collections.application.jobs import Jobs
+from cograph_collections.application.search import ChunkSearch
+from cograph_collections.domain.uploads import Upload
 from cograph_collections.mapping import (
     KIND_FROM_PB,
     STATUS_FROM_PB,
@@ -22,25 +27,15 @@ from cograph_collections.mapping import (
     collection_to_pb,
     counts_to_pb,
     document_to_pb,
+    hit_to_pb,
     job_to_pb,
+    match_to_pb,
     outcome_to_pb,
     summary_to_pb,
     visibility_from_pb,
 )
-from cograph_collections.search import ChunkSearch
-from cograph_collections.service import Collections
-from cograph_collections.store import CollectionRow, CollectionStore
-from cograph_grpc import (
-    InvalidArgument,
-    NotFound,
-    check_search,
-    check_typed_text,
-    next_page_token,
-    page_request,
-    parse_content_hashes,
-    parse_id,
-    parse_ids,
-)
+from cograph_errors import check_search, check_typed_text, parse_content_hashes, parse_id, parse_ids
+from cograph_grpc import next_page_token, page_request
 from cograph_grpc.paging import INTEGER, TEXT, TIMESTAMP, UUID
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
@@ -48,40 +43,27 @@ Context = aio.ServicerContext[Any, Any]
 
 
 class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
-    def __init__(self, pool: asyncpg.Pool[Any], collections: Collections, max_batch_documents: int) -> None:
-        self._pool = pool
+    def __init__(
+        self, collections: Collections, documents: Documents, jobs: Jobs, search: ChunkSearch
+    ) -> None:
         self._collections = collections
-        self._max_batch = max_batch_documents
-        self._search = ChunkSearch(pool)
-
-    async def _require(self, store: CollectionStore, collection_id: uuid.UUID) -> CollectionRow:
-        row = await store.get(collection_id)
-        if row is None:
-            raise NotFound(f"collection {collection_id} does not exist")
-        return row
+        self._documents = documents
+        self._jobs = jobs
+        self._search = search
 
     async def CreateCollection(
         self, request: pb.CreateCollectionRequest, context: Context
     ) -> pb.CreateCollectionResponse:
-        name = domain.check_name(request.name)
-        description = domain.check_description(request.description)
-        visibility = visibility_from_pb(request.visibility)
-        if not request.owner:
-            raise InvalidArgument("a collection needs an owner")
-        check_typed_text(request.owner, "owner")
-        async with self._pool.acquire() as connection:
-            store = CollectionStore(connection)
-            collection_id = await store.create(name, description, visibility, request.owner)
-            row = await self._require(store, collection_id)
-        return pb.CreateCollectionResponse(collection=collection_to_pb(row))
+        collection = await self._collections.create(
+            request.name, request.description, visibility_from_pb(request.visibility), request.owner
+        )
+        return pb.CreateCollectionResponse(collection=collection_to_pb(collection))
 
     async def GetCollection(
         self, request: pb.GetCollectionRequest, context: Context
     ) -> pb.GetCollectionResponse:
-        collection_id = parse_id(request.collection_id, "collection")
-        async with self._pool.acquire() as connection:
-            row = await self._require(CollectionStore(connection), collection_id)
-        return pb.GetCollectionResponse(collection=collection_to_pb(row))
+        collection = await self._collections.get(parse_id(request.collection_id, "collection"))
+        return pb.GetCollectionResponse(collection=collection_to_pb(collection))
 
     async def ListCollections(
         self, request: pb.ListCollectionsRequest, context: Context
@@ -89,10 +71,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         ids = parse_ids(request.collection_ids, "collection")
         check_typed_text(request.query, "name filter")
         page = page_request(request.page.page_size, request.page.page_token, (TEXT, UUID))
-        async with self._pool.acquire() as connection:
-            rows = await CollectionStore(connection).find(
-                ids, query=request.query, limit=page.limit, after=page.after
-            )
+        rows = await self._collections.find(ids, query=request.query, limit=page.limit, after=page.after)
         return pb.ListCollectionsResponse(
             collections=[collection_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.name, row.id)),
@@ -101,93 +80,58 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def UpdateCollection(
         self, request: pb.UpdateCollectionRequest, context: Context
     ) -> pb.UpdateCollectionResponse:
-        collection_id = parse_id(request.collection_id, "collection")
-        name = domain.check_name(request.name) if request.HasField("name") else None
-        description = (
-            domain.check_description(request.description) if request.HasField("description") else None
+        collection = await self._collections.update(
+            parse_id(request.collection_id, "collection"),
+            name=request.name if request.HasField("name") else None,
+            description=request.description if request.HasField("description") else None,
+            visibility=visibility_from_pb(request.visibility) if request.HasField("visibility") else None,
         )
-        visibility = visibility_from_pb(request.visibility) if request.HasField("visibility") else None
-        async with self._pool.acquire() as connection:
-            store = CollectionStore(connection)
-            if not await store.update(
-                collection_id, name=name, description=description, visibility=visibility
-            ):
-                raise NotFound(f"collection {collection_id} does not exist")
-            row = await self._require(store, collection_id)
-        return pb.UpdateCollectionResponse(collection=collection_to_pb(row))
+        return pb.UpdateCollectionResponse(collection=collection_to_pb(collection))
 
     async def DeleteCollection(
         self, request: pb.DeleteCollectionRequest, context: Context
     ) -> pb.DeleteCollectionResponse:
-        collection_id = parse_id(request.collection_id, "collection")
-        async with self._pool.acquire() as connection:
-            if not await CollectionStore(connection).delete(collection_id):
-                raise NotFound(f"collection {collection_id} does not exist")
+        await self._collections.delete(parse_id(request.collection_id, "collection"))
         return pb.DeleteCollectionResponse()
 
     async def ListCollectionAccess(
         self, request: pb.ListCollectionAccessRequest, context: Context
     ) -> pb.ListCollectionAccessResponse:
-        async with self._pool.acquire() as connection:
-            rows = await CollectionStore(connection).access()
+        rows = await self._collections.access()
         return pb.ListCollectionAccessResponse(entries=[access_to_pb(row) for row in rows])
 
     async def GetCollectionAccess(
         self, request: pb.GetCollectionAccessRequest, context: Context
     ) -> pb.GetCollectionAccessResponse:
-        collection_id = parse_id(request.collection_id, "collection")
-        async with self._pool.acquire() as connection:
-            row = await CollectionStore(connection).access_of(collection_id)
-        # No collection is no error: the gateway's policy decides what a missing one answers.
-        if row is None:
+        access = await self._collections.access_of(parse_id(request.collection_id, "collection"))
+        if access is None:
             return pb.GetCollectionAccessResponse()
-        return pb.GetCollectionAccessResponse(access=access_to_pb(row))
+        return pb.GetCollectionAccessResponse(access=access_to_pb(access))
 
     async def AddGrant(self, request: pb.AddGrantRequest, context: Context) -> pb.AddGrantResponse:
         collection_id = parse_id(request.collection_id, "collection")
-        group = domain.check_group(request.group)
-        async with self._pool.acquire() as connection, connection.transaction():
-            store = CollectionStore(connection)
-            await self._require(store, collection_id)
-            await store.add_grant(collection_id, group)
-            row = await self._require(store, collection_id)
-        return pb.AddGrantResponse(collection=collection_to_pb(row))
+        collection = await self._collections.add_grant(collection_id, request.group)
+        return pb.AddGrantResponse(collection=collection_to_pb(collection))
 
     async def RemoveGrant(self, request: pb.RemoveGrantRequest, context: Context) -> pb.RemoveGrantResponse:
         collection_id = parse_id(request.collection_id, "collection")
-        async with self._pool.acquire() as connection, connection.transaction():
-            store = CollectionStore(connection)
-            await self._require(store, collection_id)
-            await store.remove_grant(collection_id, domain.check_group(request.group))
-            row = await self._require(store, collection_id)
-        return pb.RemoveGrantResponse(collection=collection_to_pb(row))
-
-    async def _existing(self, collection_id: str) -> uuid.UUID:
-        parsed = parse_id(collection_id, "collection")
-        async with self._pool.acquire() as connection:
-            await self._require(CollectionStore(connection), parsed)
-        return parsed
+        collection = await self._collections.remove_grant(collection_id, request.group)
+        return pb.RemoveGrantResponse(collection=collection_to_pb(collection))
 
     async def UploadDocument(
         self, request: pb.UploadDocumentRequest, context: Context
     ) -> pb.UploadDocumentResponse:
-        collection_id = await self._existing(request.collection_id)
+        collection_id = parse_id(request.collection_id, "collection")
         upload = Upload(request.document.source_key, request.document.content)
-        outcomes, job_id = await self._collections.upload(collection_id, [upload], request.requested_by)
+        outcomes, job_id = await self._documents.upload(collection_id, [upload], request.requested_by)
         return pb.UploadDocumentResponse(result=outcome_to_pb(outcomes[0]), job_id=str(job_id))
 
     async def UploadDocuments(
         self, request: pb.UploadDocumentsRequest, context: Context
     ) -> pb.UploadDocumentsResponse:
-        collection_id = await self._existing(request.collection_id)
-        if not request.documents:
-            raise InvalidArgument("a batch needs at least one document")
-        if len(request.documents) > self._max_batch:
-            raise InvalidArgument(
-                f"a batch holds at most {self._max_batch} documents; this one has {len(request.documents)}"
-            )
+        collection_id = parse_id(request.collection_id, "collection")
         uploads = [Upload(d.source_key, d.content) for d in request.documents]
-        outcomes, job_id = await self._collections.upload(collection_id, uploads, request.requested_by)
+        outcomes, job_id = await self._documents.upload(collection_id, uploads, request.requested_by)
         return pb.UploadDocumentsResponse(
             results=[outcome_to_pb(o) for o in outcomes], counts=counts_to_pb(outcomes), job_id=str(job_id)
         )
@@ -195,26 +139,17 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def GetDocument(self, request: pb.GetDocumentRequest, context: Context) -> pb.GetDocumentResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
-        # One snapshot: a replacement committed between the two reads gave one version's content
-        # with the other's links.
-        async with (
-            self._pool.acquire() as connection,
-            connection.transaction(isolation="repeatable_read", readonly=True),
-        ):
-            store = DocumentStore(connection)
-            document = await store.get(collection_id, document_id)
-            if document is None:
-                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
-            links = await store.links(document_id)
+        document, links = await self._documents.get(collection_id, document_id)
         return pb.GetDocumentResponse(document=document_to_pb(document, links))
 
     async def ListDocuments(
         self, request: pb.ListDocumentsRequest, context: Context
     ) -> pb.ListDocumentsResponse:
-        collection_id = await self._existing(request.collection_id)
+        collection_id = parse_id(request.collection_id, "collection")
+        # A collection that does not exist is NOT_FOUND, whatever its page token holds.
+        await self._collections.get(collection_id)
         page = page_request(request.page.page_size, request.page.page_token, (TEXT,))
-        async with self._pool.acquire() as connection:
-            rows = await DocumentStore(connection).summaries(collection_id, page.limit, page.after)
+        rows = await self._documents.summaries(collection_id, limit=page.limit, after=page.after)
         return pb.ListDocumentsResponse(
             documents=[summary_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.source_key,)),
@@ -225,7 +160,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     ) -> pb.DeleteDocumentResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
-        await self._collections.delete_document(collection_id, document_id, request.requested_by)
+        await self._documents.delete(collection_id, document_id, request.requested_by)
         return pb.DeleteDocumentResponse()
 
     async def FindDocumentsByContent(
@@ -233,32 +168,14 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     ) -> pb.FindDocumentsByContentResponse:
         scope = parse_ids(list(request.collection_ids), "collection")
         hashes = parse_content_hashes(list(request.content_hashes))
-        if not scope or not hashes:
-            return pb.FindDocumentsByContentResponse()
-        async with self._pool.acquire() as connection:
-            matches = await DocumentStore(connection).by_content(scope, hashes)
-        return pb.FindDocumentsByContentResponse(
-            matches=[
-                pb.ContentMatch(
-                    content_hash=match.content_hash,
-                    collection_id=str(match.collection_id),
-                    collection_name=match.collection_name,
-                    document_id=str(match.document_id),
-                    source_key=match.source_key,
-                )
-                for match in matches
-            ]
-        )
+        matches = await self._documents.by_content(scope, hashes)
+        return pb.FindDocumentsByContentResponse(matches=[match_to_pb(match) for match in matches])
 
     async def ListChunks(self, request: pb.ListChunksRequest, context: Context) -> pb.ListChunksResponse:
         collection_id = parse_id(request.collection_id, "collection")
         document_id = parse_id(request.document_id, "document")
         page = page_request(request.page.page_size, request.page.page_token, (INTEGER,))
-        async with self._pool.acquire() as connection:
-            store = DocumentStore(connection)
-            if await store.get(collection_id, document_id) is None:
-                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
-            rows = await store.chunks(collection_id, document_id, page.limit, page.after)
+        rows = await self._documents.chunks(collection_id, document_id, limit=page.limit, after=page.after)
         return pb.ListChunksResponse(
             chunks=[chunk_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.chunk_index,)),
@@ -267,17 +184,13 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def GetChunk(self, request: pb.GetChunkRequest, context: Context) -> pb.GetChunkResponse:
         collection_id = parse_id(request.collection_id, "collection")
         chunk_id = parse_id(request.chunk_id, "chunk")
-        async with self._pool.acquire() as connection:
-            chunk = await DocumentStore(connection).chunk(collection_id, chunk_id)
-        if chunk is None:
-            raise NotFound(f"chunk {chunk_id} does not exist in collection {collection_id}")
+        chunk = await self._documents.chunk(collection_id, chunk_id)
         return pb.GetChunkResponse(chunk=chunk_to_pb(chunk))
 
     async def GetEmbedStatus(
         self, request: pb.GetEmbedStatusRequest, context: Context
     ) -> pb.GetEmbedStatusResponse:
-        collection_id = await self._existing(request.collection_id)
-        status = await self._collections.embed_status(collection_id)
+        status = await self._documents.embed_status(parse_id(request.collection_id, "collection"))
         return pb.GetEmbedStatusResponse(
             total_chunks=status.total,
             embedded_chunks=status.embedded,
@@ -290,37 +203,30 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ReEmbedCollection(
         self, request: pb.ReEmbedCollectionRequest, context: Context
     ) -> pb.ReEmbedCollectionResponse:
-        collection_id = await self._existing(request.collection_id)
-        job = await self._collections.re_embed(collection_id, request.requested_by)
+        job = await self._jobs.re_embed(parse_id(request.collection_id, "collection"), request.requested_by)
         return pb.ReEmbedCollectionResponse(job=job_to_pb(job))
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
         ids = parse_ids(request.collection_ids, "collection")
         page = page_request(request.page.page_size, request.page.page_token, (TIMESTAMP, UUID))
-        async with self._pool.acquire() as connection:
-            rows = await JobStore(connection).find(
-                ids,
-                status=STATUS_FROM_PB.get(request.status),
-                kind=KIND_FROM_PB.get(request.kind),
-                limit=page.limit,
-                after=page.after,
-            )
+        rows = await self._jobs.find(
+            ids,
+            status=STATUS_FROM_PB.get(request.status),
+            kind=KIND_FROM_PB.get(request.kind),
+            limit=page.limit,
+            after=page.after,
+        )
         return pb.ListJobsResponse(
             jobs=[job_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.created_at, row.id)),
         )
 
     async def GetJob(self, request: pb.GetJobRequest, context: Context) -> pb.GetJobResponse:
-        job_id = parse_id(request.job_id, "job")
-        async with self._pool.acquire() as connection:
-            job = await JobStore(connection).get(job_id)
-        if job is None:
-            raise NotFound(f"job {job_id} does not exist")
+        job = await self._jobs.get(parse_id(request.job_id, "job"))
         return pb.GetJobResponse(job=job_to_pb(job))
 
     async def RetryJob(self, request: pb.RetryJobRequest, context: Context) -> pb.RetryJobResponse:
-        job_id = parse_id(request.job_id, "job")
-        job = await self._collections.retry(job_id, request.requested_by)
+        job = await self._jobs.retry(parse_id(request.job_id, "job"), request.requested_by)
         return pb.RetryJobResponse(job=job_to_pb(job))
 
     async def SearchChunks(
@@ -345,14 +251,4 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
             candidates=max(100, request.limit),
         )
         hits = await self._search.search(query, fill_to_limit=request.fill_to_limit)
-        return pb.SearchChunksResponse(
-            hits=[
-                pb.ChunkHit(
-                    chunk=chunk_to_pb(hit.chunk),
-                    document_title=hit.document_title,
-                    score=hit.score,
-                    ranks=pb.StreamRanks(dense=hit.ranks.get("dense", 0), text=hit.ranks.get("text", 0)),
-                )
-                for hit in hits
-            ]
-        )
+        return pb.SearchChunksResponse(hits=[hit_to_pb(hit) for hit in hits])

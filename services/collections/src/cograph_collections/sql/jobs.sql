@@ -8,6 +8,10 @@ ON CONFLICT (collection_id, kind, (coalesce(payload->>'all', 'false'))) WHERE st
 DO UPDATE SET retry_of = coalesce(md_jobs.retry_of, EXCLUDED.retry_of)
 RETURNING id;
 
+-- name: wake_workers
+-- Delivered when the transaction commits: a worker never claims before the job is there.
+SELECT pg_notify($1, $2);
+
 -- name: lock_claims
 -- Claims run one at a time (in the claiming transaction), so that the check below sees every
 -- claim committed before it: two workers never both find a collection's kind idle.

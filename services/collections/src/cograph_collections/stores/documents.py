@@ -1,26 +1,26 @@
-"""DocumentStore: md_documents with their chunks and links.
-
-It takes a connection: the caller owns the transaction.
-"""
+"""DocumentStore: md_documents with the chunks and links written with them, and the locks that
+serialise the writes into a collection (sql/documents.sql)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from cograph_collections.markdown import ChunkDraft, ParsedDocument
-from cograph_collections.markdown.links import (
-    ROOT_FOLDER_KEY,
-    link_target_key,
-    normalise_source_key,
-    strip_markdown_suffix,
+from cograph_collections.domain.documents import (
+    ContentMatch,
+    DocumentText,
+    PreparedDocument,
+    StoredDocument,
+    StoredLink,
+    wiki_key,
 )
+from cograph_collections.markdown import ChunkDraft, ChunkerParams, ParsedDocument
+from cograph_collections.markdown.links import ROOT_FOLDER_KEY, link_target_key, normalise_source_key
 from cograph_db import Connection, Queries
-from cograph_grpc import NotFound
+from cograph_errors import NotFound
 
 SQL = Queries.load("cograph_collections.sql", "documents.sql")
 
@@ -50,72 +50,6 @@ LINK_COLUMNS = (
     "target_key",
     "written_key",
 )
-
-
-class PreparedDocument(msgspec.Struct, frozen=True):
-    """A document parsed and chunked, ready to be written."""
-
-    source_key: str
-    content: str
-    content_hash: str
-    size_bytes: int
-    parsed: ParsedDocument
-    chunks: Sequence[ChunkDraft]
-
-
-class StoredDocument(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    collection_id: uuid.UUID
-    source_key: str
-    title: str | None
-    content_hash: str
-    size_bytes: int
-    chunk_count: int
-    created_at: dt.datetime
-    updated_at: dt.datetime
-    content: str = ""
-    frontmatter: dict[str, Any] = msgspec.field(default_factory=dict)
-    structure: dict[str, Any] = msgspec.field(default_factory=dict)
-    word_count: int = 0
-    line_count: int = 0
-
-
-class ContentMatch(msgspec.Struct, frozen=True):
-    content_hash: str
-    collection_id: uuid.UUID
-    collection_name: str
-    document_id: uuid.UUID
-    source_key: str
-
-
-class StoredLink(msgspec.Struct, frozen=True):
-    text: str
-    href: str
-    line: int
-    link_type: str
-    anchor: str | None
-    target_document_id: uuid.UUID | None
-
-
-class StoredChunk(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    document_id: uuid.UUID
-    collection_id: uuid.UUID
-    chunk_index: int
-    heading_path: list[str]
-    heading_level: int
-    section_anchor: str
-    content: str
-    embedding_model: str | None
-    chunker_max_chars: int
-    chunker_min_chars: int
-    chunker_max_chunks: int
-    source_key: str
-
-
-def wiki_key(source_key: str) -> str:
-    """How wiki links name a document: its path without .md/.mdx, casefolded."""
-    return strip_markdown_suffix(normalise_source_key(source_key)).casefold()
 
 
 def _structure(parsed: ParsedDocument) -> dict[str, Any]:
@@ -207,6 +141,17 @@ class DocumentStore:
         )
         await self._write_links(collection_id, documents)
 
+    async def outdated(self, collection_id: uuid.UUID, params: ChunkerParams) -> list[DocumentText]:
+        """The documents with a chunk made with other chunker parameters."""
+        rows = await self._db.fetch(
+            SQL.select_outdated_documents,
+            collection_id,
+            params.max_chars,
+            params.min_chars,
+            params.max_chunks,
+        )
+        return [msgspec.convert(dict(row), DocumentText) for row in rows]
+
     async def rechunk(
         self, collection_id: uuid.UUID, document_id: uuid.UUID, chunks: Sequence[ChunkDraft]
     ) -> None:
@@ -287,17 +232,6 @@ class DocumentStore:
     async def delete(self, collection_id: uuid.UUID, document_id: uuid.UUID) -> bool:
         """Chunks and links go with it; links of other documents that pointed here become unresolved."""
         return await self._db.fetchval(SQL.delete_document, collection_id, document_id) is not None
-
-    async def chunks(
-        self, collection_id: uuid.UUID, document_id: uuid.UUID, limit: int, after: Sequence[str | None]
-    ) -> list[StoredChunk]:
-        """In document order, after that chunk index (a page token's)."""
-        rows = await self._db.fetch(SQL.select_chunks, collection_id, document_id, limit, *after)
-        return [msgspec.convert(dict(row), StoredChunk) for row in rows]
-
-    async def chunk(self, collection_id: uuid.UUID, chunk_id: uuid.UUID) -> StoredChunk | None:
-        row = await self._db.fetchrow(SQL.select_chunk, collection_id, chunk_id)
-        return msgspec.convert(dict(row), StoredChunk) if row else None
 
     async def resolve_links(self, collection_id: uuid.UUID) -> int:
         """Bind what can be bound; answers how many links are still unresolved."""

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 
-from cograph_collections.documents import SQL
-from cograph_collections.search import TABLE
+from cograph_collections.application.jobs import Progress
+from cograph_collections.stores.chunks import ChunkStore
 from cograph_embeddings import EmbeddingProvider
-from cograph_retrieval import ensure_vector_index
-
-Progress = Callable[[int, int], Awaitable[None]]
 
 # How long a page of vectors waits before trying again for rows a writer holds: writers'
 # transactions are short, a batch upload's a few seconds at most.
@@ -39,38 +35,38 @@ class ChunkEmbedder:
         model = await self._embedder.info()
         page = self._embedder.batch_size
         async with self._pool.acquire() as connection:
-            await ensure_vector_index(connection, TABLE, model.dimension)
-            total: int = await connection.fetchval(
-                SQL.count_chunks_to_embed, collection_id, everything, model.name, model.dimension
+            store = ChunkStore(connection)
+            await store.ensure_vector_index(model.dimension)
+            total = await store.count_to_embed(
+                collection_id, everything=everything, model=model.name, dimension=model.dimension
             )
         done = 0
         cursor = uuid.UUID(int=0)
         await progress(done, total)
         while True:
             async with self._pool.acquire() as connection:
-                rows = await connection.fetch(
-                    SQL.select_chunks_to_embed,
+                chunks = await ChunkStore(connection).to_embed(
                     collection_id,
-                    everything,
-                    model.name,
-                    model.dimension,
-                    cursor,
-                    page,
+                    everything=everything,
+                    model=model.name,
+                    dimension=model.dimension,
+                    after=cursor,
+                    limit=page,
                 )
-            if not rows:
+            if not chunks:
                 # Chunks counted at the start but deleted since (their document replaced or
                 # removed) need no vector: nothing is left, so the job ends at done of done.
                 await progress(done, done)
                 return done
-            vectors = await self._embedder.embed([row["content"] for row in rows])
+            vectors = await self._embedder.embed([content for _, content in chunks])
             await self._write(
                 [
-                    (row["id"], vector, model.name, model.dimension)
-                    for row, vector in zip(rows, vectors, strict=True)
+                    (chunk_id, vector, model.name, model.dimension)
+                    for (chunk_id, _), vector in zip(chunks, vectors, strict=True)
                 ]
             )
-            cursor = rows[-1]["id"]
-            done += len(rows)
+            cursor = chunks[-1][0]
+            done += len(chunks)
             await progress(done, max(total, done))
 
     async def _write(self, vectors: list[tuple[uuid.UUID, list[float], str, int]]) -> None:
@@ -83,8 +79,7 @@ class ChunkEmbedder:
         while True:
             try:
                 async with self._pool.acquire() as connection, connection.transaction():
-                    await connection.execute(SQL.lock_chunks_for_vectors, [row[0] for row in vectors])
-                    await connection.executemany(SQL.update_embedding, vectors)
+                    await ChunkStore(connection).write_vectors(vectors)
                 return
             except asyncpg.LockNotAvailableError:
                 await asyncio.sleep(pause)

@@ -1,12 +1,8 @@
-"""JobStore: md_jobs is the queue. A row that exists is a job that will run: there is no
-separate broker that could lose it. Workers claim with SKIP LOCKED and wake on NOTIFY."""
+"""JobStore: md_jobs is the queue (sql/jobs.sql). A row that exists is a job that will run: there
+is no separate broker that could lose it. Workers claim with SKIP LOCKED and wake on NOTIFY."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import enum
-import logging
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,51 +10,12 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from cograph_db import DATABASE_ERRORS, Connection, Queries
-from cograph_grpc import NotFound
-
-log = logging.getLogger(__name__)
+from cograph_collections.domain.jobs import Claimed, Job, Kind, Status
+from cograph_db import Connection, Queries
+from cograph_errors import NotFound
 
 SQL = Queries.load("cograph_collections.sql", "jobs.sql")
 CHANNEL = "md_jobs"
-
-
-class Kind(enum.StrEnum):
-    UPLOAD = "upload"
-    EMBED = "embed"
-    RESOLVE_LINKS = "resolve_links"
-
-
-class Status(enum.StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCESS = "success"
-    ERROR = "error"
-
-
-class Job(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    collection_id: uuid.UUID
-    kind: Kind
-    status: Status
-    error: str | None
-    retry_of: uuid.UUID | None
-    requested_by: str
-    progress_done: int
-    progress_total: int
-    payload: dict[str, Any]
-    created_at: dt.datetime
-    started_at: dt.datetime | None
-    finished_at: dt.datetime | None
-    heartbeat_at: dt.datetime | None
-
-
-class Claimed(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    collection_id: uuid.UUID
-    kind: Kind
-    payload: dict[str, Any]
-    requested_by: str
 
 
 class JobStore:
@@ -102,12 +59,12 @@ class JobStore:
 
     async def _wake_workers(self, job_id: uuid.UUID) -> None:
         """NOTIFY the workers' channel (delivered when the caller's transaction commits)."""
-        await self._db.execute("SELECT pg_notify($1, $2)", CHANNEL, str(job_id))
+        await self._db.execute(SQL.wake_workers, CHANNEL, str(job_id))
 
     async def claim(self, worker: str) -> Claimed | None:
-        async with self._db.transaction():
-            await self._db.execute(SQL.lock_claims)
-            row = await self._db.fetchrow(SQL.claim_job, worker)
+        """In a transaction: claims are serialised on a lock held until it ends."""
+        await self._db.execute(SQL.lock_claims)
+        row = await self._db.fetchrow(SQL.claim_job, worker)
         return msgspec.convert(dict(row), Claimed) if row else None
 
     async def heartbeat(self, job_id: uuid.UUID, done: int, total: int) -> None:
@@ -162,16 +119,16 @@ class JobStore:
         return count
 
 
-async def beat(
-    pool: asyncpg.Pool[Any], job_id: uuid.UUID, seconds: float, progress: Callable[[], tuple[int, int]]
-) -> None:
-    """Record that a running job is alive, with its progress (done, total), every `seconds` until
-    cancelled. A failed beat is logged and the next one tried: a moment without the database must
-    not stop the heart of a job that is still working, or the sweep would fail it."""
-    while True:
-        await asyncio.sleep(seconds)
-        try:
-            async with pool.acquire() as connection:
-                await JobStore(connection).heartbeat(job_id, *progress())
-        except DATABASE_ERRORS:
-            log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+async def listen(
+    dsn: str, on_notify: Callable[[], None], on_lost: Callable[[], None]
+) -> asyncpg.Connection[Any]:
+    """A connection of its own LISTENing on the queue's channel (a pooled one drops it when
+    released): on_notify runs at each NOTIFY, on_lost when the connection is lost."""
+    listener = await asyncpg.connect(dsn)
+    try:
+        await listener.add_listener(CHANNEL, lambda *_: on_notify())
+    except BaseException:  # cancelled too: a connection that does not listen is not kept
+        listener.terminate()
+        raise
+    listener.add_termination_listener(lambda _: on_lost())
+    return listener

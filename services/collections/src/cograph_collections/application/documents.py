@@ -1,8 +1,7 @@
-"""The collections application: what an RPC or a job asks for, in domain terms.
+"""Documents: uploads, reads and deletes, and the work of the jobs that follow an upload.
 
-Uploads run inline and are recorded as `upload` jobs; embedding and link resolution are
-queued for the workers. The servicer maps protobuf to these calls; the worker runs the
-handlers.
+Uploads run inline and are recorded as `upload` jobs; embedding and link resolution are queued
+for the workers, which run this module's handlers.
 """
 
 from __future__ import annotations
@@ -13,41 +12,44 @@ from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
-import msgspec
 
-from cograph_collections.documents import SQL as DOCUMENT_SQL
-from cograph_collections.documents import DocumentStore
-from cograph_collections.embedding import ChunkEmbedder, Progress
-from cograph_collections.ingest import Failure, Ingestor, Outcome, Reason, Upload
-from cograph_collections.jobs import Claimed, Job, JobStore, Kind, Status, beat
+from cograph_collections.application.embedding import ChunkEmbedder
+from cograph_collections.application.ingest import Ingestor
+from cograph_collections.application.jobs import Progress, beat
+from cograph_collections.domain.documents import (
+    ContentMatch,
+    EmbedStatus,
+    StoredChunk,
+    StoredDocument,
+    StoredLink,
+)
+from cograph_collections.domain.jobs import Claimed, Kind
+from cograph_collections.domain.uploads import Outcome, Upload, all_refused, check_batch
 from cograph_collections.markdown import ChunkDraft, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker
+from cograph_collections.stores.chunks import ChunkStore
+from cograph_collections.stores.collections import CollectionStore
+from cograph_collections.stores.documents import DocumentStore
+from cograph_collections.stores.jobs import JobStore
 from cograph_embeddings import EmbeddingProvider
-from cograph_grpc import FailedPrecondition, NotFound, shown
+from cograph_errors import NotFound
 
 
-class EmbedStatus(msgspec.Struct, frozen=True):
-    total: int
-    embedded: int
-    pending: int
-    stale: int
-    outdated_chunker: int
-    model: str
-
-
-class Collections:
+class Documents:
     def __init__(
         self,
         pool: asyncpg.Pool[Any],
         embedder: EmbeddingProvider,
         *,
         max_document_bytes: int,
+        max_batch_documents: int,
         chunker: MarkdownChunker | None = None,
         heartbeat_seconds: float = 10.0,
     ) -> None:
         self._pool = pool
         self._embedder = embedder
         self._chunker = chunker or MarkdownChunker()
+        self._max_batch = max_batch_documents
         self._ingestor = Ingestor(pool, max_document_bytes, self._chunker)
         self._chunk_embedder = ChunkEmbedder(pool, embedder)
         self._heartbeat_seconds = heartbeat_seconds
@@ -57,6 +59,8 @@ class Collections:
     ) -> tuple[list[Outcome], uuid.UUID]:
         """Ingest a batch, recorded as an upload job (ingestion queues embedding and linking)."""
         async with self._pool.acquire() as connection:
+            await CollectionStore(connection).get(collection_id)
+            check_batch(len(uploads), self._max_batch)
             job_id = await JobStore(connection).start_inline(collection_id, Kind.UPLOAD, requested_by)
         # The upload runs here, not in a worker: it beats like a worker's job, or a long batch
         # would be swept as a dead one while it is still being written.
@@ -72,7 +76,7 @@ class Collections:
             beating.cancel()
         # Shielded: a caller that gives up now (a deadline) must not leave the job running
         # until the sweep calls its worker dead; what it wrote is committed, its jobs queued.
-        refused = _all_refused(outcomes)
+        refused = all_refused(outcomes)
         await asyncio.shield(self._finish(job_id, refused, done=len(outcomes), total=len(uploads)))
         return outcomes, job_id
 
@@ -80,9 +84,31 @@ class Collections:
         async with self._pool.acquire() as connection:
             await JobStore(connection).finish(job_id, error, **progress)
 
-    async def delete_document(
-        self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str
-    ) -> None:
+    async def get(
+        self, collection_id: uuid.UUID, document_id: uuid.UUID
+    ) -> tuple[StoredDocument, list[StoredLink]]:
+        """The document with its links."""
+        # One snapshot: a replacement committed between the two reads gave one version's content
+        # with the other's links.
+        async with (
+            self._pool.acquire() as connection,
+            connection.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            store = DocumentStore(connection)
+            document = await store.get(collection_id, document_id)
+            if document is None:
+                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
+            return document, await store.links(document_id)
+
+    async def summaries(
+        self, collection_id: uuid.UUID, *, limit: int, after: Sequence[str | None]
+    ) -> list[StoredDocument]:
+        """The documents without their content, by source key after that key. The caller has
+        looked the collection up: of one that does not exist, there are none."""
+        async with self._pool.acquire() as connection:
+            return await DocumentStore(connection).summaries(collection_id, limit, after)
+
+    async def delete(self, collection_id: uuid.UUID, document_id: uuid.UUID, requested_by: str) -> None:
         async with self._pool.acquire() as connection, connection.transaction():
             store = DocumentStore(connection)
             await store.lock_collection(collection_id, alone=True)
@@ -91,59 +117,37 @@ class Collections:
             # Links that pointed at it are unresolved now; another document may fit them.
             await JobStore(connection).enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
 
-    async def re_embed(self, collection_id: uuid.UUID, requested_by: str) -> Job:
-        """Re-chunk what older chunker parameters built, then embed every chunk anew."""
+    async def by_content(self, scope: list[uuid.UUID], content_hashes: list[str]) -> list[ContentMatch]:
+        """The documents of those collections that hold exactly those bytes."""
+        if not scope or not content_hashes:
+            return []
         async with self._pool.acquire() as connection:
-            jobs = JobStore(connection)
-            job_id = await jobs.enqueue(
-                collection_id, Kind.EMBED, requested_by=requested_by, payload={"all": True}
-            )
-            job = await jobs.get(job_id)
-        assert job is not None
-        return job
+            return await DocumentStore(connection).by_content(scope, content_hashes)
 
-    async def retry(self, job_id: uuid.UUID, requested_by: str) -> Job:
-        """A new job row for the same work. Uploads cannot be retried: their content is gone."""
+    async def chunks(
+        self, collection_id: uuid.UUID, document_id: uuid.UUID, *, limit: int, after: Sequence[str | None]
+    ) -> list[StoredChunk]:
+        """A document's chunks in document order, after that chunk index."""
         async with self._pool.acquire() as connection:
-            jobs = JobStore(connection)
-            job = await jobs.get(job_id)
-            if job is None:
-                raise NotFound(f"job {job_id} does not exist")
-            if job.kind is Kind.UPLOAD:
-                raise FailedPrecondition(
-                    "an upload job cannot be retried: the uploaded content is not kept; re-upload the batch"
-                )
-            if job.status in (Status.QUEUED, Status.RUNNING):
-                raise FailedPrecondition(f"job {job_id} is {job.status.value}: there is nothing to retry yet")
-            new_id = await jobs.enqueue(
-                job.collection_id, job.kind, requested_by=requested_by, retry_of=job.id, payload=job.payload
-            )
-            retried = await jobs.get(new_id)
-        assert retried is not None
-        return retried
+            if await DocumentStore(connection).get(collection_id, document_id) is None:
+                raise NotFound(f"document {document_id} does not exist in collection {collection_id}")
+            return await ChunkStore(connection).chunks(collection_id, document_id, limit, after)
+
+    async def chunk(self, collection_id: uuid.UUID, chunk_id: uuid.UUID) -> StoredChunk:
+        async with self._pool.acquire() as connection:
+            chunk = await ChunkStore(connection).chunk(collection_id, chunk_id)
+        if chunk is None:
+            raise NotFound(f"chunk {chunk_id} does not exist in collection {collection_id}")
+        return chunk
 
     async def embed_status(self, collection_id: uuid.UUID) -> EmbedStatus:
-        model = await self._embedder.info()
-        params = self._chunker.params
         async with self._pool.acquire() as connection:
-            row = await connection.fetchrow(
-                DOCUMENT_SQL.embed_status,
-                collection_id,
-                model.name,
-                model.dimension,
-                params.max_chars,
-                params.min_chars,
-                params.max_chunks,
+            await CollectionStore(connection).get(collection_id)
+        model = await self._embedder.info()
+        async with self._pool.acquire() as connection:
+            return await ChunkStore(connection).embed_status(
+                collection_id, model.name, model.dimension, self._chunker.params
             )
-        assert row is not None
-        return EmbedStatus(
-            total=row["total"],
-            embedded=row["embedded"],
-            pending=row["pending"],
-            stale=row["stale"],
-            outdated_chunker=row["outdated_chunker"],
-            model=model.name,
-        )
 
     # Job handlers, run by the worker.
 
@@ -170,47 +174,20 @@ class Collections:
         """Rebuild the chunks of documents chunked with other parameters. Their text is
         unchanged, so their links are too: they keep their bindings, and a re-embed stopped
         half-way leaves none unbound."""
-        params = self._chunker.params
         async with self._pool.acquire() as connection:
-            rows = await connection.fetch(
-                DOCUMENT_SQL.select_outdated_documents,
-                collection_id,
-                params.max_chars,
-                params.min_chars,
-                params.max_chunks,
-            )
-        for row in rows:
+            outdated = await DocumentStore(connection).outdated(collection_id, self._chunker.params)
+        for document in outdated:
             # Parsing is CPU work: off the event loop, where heartbeats and requests run.
-            chunks = await asyncio.to_thread(self._chunks, row["content"])
+            chunks = await asyncio.to_thread(self._chunks, document.content)
             async with self._pool.acquire() as connection, connection.transaction():
                 store = DocumentStore(connection)
                 await store.lock_collection(collection_id)
                 # An upload may have replaced or deleted it since it was read: that upload chunked
                 # its own text with today's parameters, and must not be undone from the old copy.
-                if await store.lock(collection_id, row["source_key"]) != (row["id"], row["content_hash"]):
+                locked = await store.lock(collection_id, document.source_key)
+                if locked != (document.id, document.content_hash):
                     continue
-                await store.rechunk(collection_id, row["id"], chunks)
+                await store.rechunk(collection_id, document.id, chunks)
 
     def handlers(self) -> dict[Kind, Any]:
         return {Kind.EMBED: self.run_embed, Kind.RESOLVE_LINKS: self.run_resolve_links}
-
-
-def _all_refused(outcomes: list[Outcome]) -> str | None:
-    """The error of an upload that stored nothing (each document refused), else None: the job
-    list must not show a success for a batch that left the collection as it was."""
-    refused = [(outcome.source_key, outcome.failure) for outcome in outcomes if outcome.failure is not None]
-    if not refused or len(refused) < len(outcomes):
-        return None
-    reason = _refusal(*refused[0])
-    if len(refused) == 1:
-        return f"the document was refused: {reason}"
-    return f"all {len(refused)} documents were refused; the first: {reason}"
-
-
-def _refusal(key: str, failure: Failure) -> str:
-    """The refusal as the job list shows it. Other refusals name their (valid) key already; a
-    refused key is shown escaped and cut short, since it may hold a NUL, which PostgreSQL's text
-    cannot store, or be megabytes long."""
-    if failure.reason is not Reason.INVALID_SOURCE_KEY:
-        return failure.message
-    return f"{shown(key)}: {failure.message}"

@@ -23,7 +23,9 @@ from typing import Any
 import asyncpg
 from prometheus_client import REGISTRY, Gauge, Histogram
 
-from cograph_collections.jobs import CHANNEL, Claimed, JobStore, Kind, beat
+from cograph_collections.application.jobs import Progress, beat
+from cograph_collections.domain.jobs import Claimed, Kind
+from cograph_collections.stores.jobs import JobStore, listen
 from cograph_db import DATABASE_ERRORS
 from cograph_settings import CollectionsSettings
 
@@ -47,7 +49,6 @@ def _publish_job_metrics() -> None:
     REGISTRY.register(JOB_DURATION)
 
 
-Progress = Callable[[int, int], Awaitable[None]]
 Handler = Callable[[Claimed, Progress], Awaitable[None]]
 
 
@@ -86,14 +87,7 @@ class Worker:
         """LISTEN on a connection of its own (a pooled one drops it when released), opened
         again whenever it is lost: a database restart or an idle-connection reaper must not
         leave every job waiting for the poll."""
-        listener = await asyncpg.connect(self._dsn)
-        try:
-            await listener.add_listener(CHANNEL, lambda *_: self._wake_all())
-        except BaseException:  # cancelled too: a connection that does not listen is not kept
-            listener.terminate()
-            raise
-        listener.add_termination_listener(lambda _: self._listener_lost())
-        self._listener = listener
+        self._listener = await listen(self._dsn, self._wake_all, self._listener_lost)
 
     def _listener_lost(self) -> None:
         if not self._stopping.is_set():  # stop() closes it on purpose
@@ -175,7 +169,7 @@ class Worker:
 
     async def run_once(self) -> bool:
         """Claim and run one job; answers whether there was one."""
-        async with self._pool.acquire() as connection:
+        async with self._pool.acquire() as connection, connection.transaction():
             job = await JobStore(connection).claim(self.name)
         if job is None:
             return False

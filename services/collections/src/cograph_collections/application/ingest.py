@@ -12,85 +12,20 @@ An unchanged document costs one hash comparison: no parse, no chunk, no write, n
 from __future__ import annotations
 
 import asyncio
-import enum
 import hashlib
 import uuid
 from typing import Any
 
 import asyncpg
-import msgspec
 
-from cograph_collections.documents import DocumentStore, PreparedDocument
-from cograph_collections.jobs import JobStore, Kind
+from cograph_collections.domain.documents import PreparedDocument
+from cograph_collections.domain.jobs import Kind
+from cograph_collections.domain.uploads import Failure, Outcome, Reason, State, Upload, decode
 from cograph_collections.markdown import TooManyTableCellsError, parse_markdown
 from cograph_collections.markdown.chunker import MarkdownChunker, TooManyChunksError
-from cograph_collections.markdown.links import normalise_source_key, validate_source_key
-
-# Control bytes that never occur in text: a file holding them is binary.
-_BINARY_BYTES = b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a"
-
-
-def _looks_binary(content: bytes) -> bool:
-    """Whether the content holds a NUL anywhere (PostgreSQL text cannot store one) or another
-    control byte in its first 64 KiB. bytes.translate deletes those in one C pass: a set test
-    per byte cost half of an unchanged re-upload."""
-    head = content[:65536]
-    return len(head.translate(None, _BINARY_BYTES)) != len(head) or b"\x00" in content
-
-
-class State(enum.StrEnum):
-    CREATED = "created"
-    REPLACED = "replaced"
-    UNCHANGED = "unchanged"
-
-
-class Reason(enum.StrEnum):
-    INVALID_SOURCE_KEY = "invalid_source_key"
-    NOT_UTF8 = "not_utf8"
-    BINARY = "binary"
-    TOO_LARGE = "too_large"
-    DUPLICATE_IN_BATCH = "duplicate_in_batch"
-
-
-class Failure(msgspec.Struct, frozen=True):
-    reason: Reason
-    message: str
-
-
-class Outcome(msgspec.Struct, frozen=True):
-    """Exactly one of state and failure is set."""
-
-    source_key: str
-    document_id: uuid.UUID | None = None
-    state: State | None = None
-    failure: Failure | None = None
-    warnings: tuple[str, ...] = ()  # the parser's, for a created or replaced document
-
-
-class Upload(msgspec.Struct, frozen=True):
-    source_key: str
-    content: bytes
-
-
-def _decode(upload: Upload, max_bytes: int) -> str | Failure:
-    problem = validate_source_key(upload.source_key)
-    if problem is not None:
-        return Failure(Reason.INVALID_SOURCE_KEY, problem)
-    if len(upload.content) > max_bytes:
-        return Failure(
-            Reason.TOO_LARGE,
-            f"{upload.source_key}: {len(upload.content):,} bytes is over the limit of {max_bytes:,} bytes",
-        )
-    if _looks_binary(upload.content):
-        return Failure(Reason.BINARY, f"{upload.source_key}: this is a binary file, not markdown text")
-    try:
-        return upload.content.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return Failure(
-            Reason.NOT_UTF8,
-            f"{upload.source_key}: not valid UTF-8 (at byte {error.start});"
-            " save the file as UTF-8 and upload again",
-        )
+from cograph_collections.markdown.links import normalise_source_key
+from cograph_collections.stores.documents import DocumentStore
+from cograph_collections.stores.jobs import JobStore
 
 
 def _too_large(document: PreparedDocument, error: asyncpg.PostgresError) -> Outcome:
@@ -123,7 +58,7 @@ class Ingestor:
         texts: dict[int, str] = {}
         seen: set[str] = set()
         for index, upload in enumerate(uploads):
-            decoded = _decode(upload, self._max_bytes)
+            decoded = decode(upload, self._max_bytes)
             if isinstance(decoded, Failure):
                 outcomes[index] = Outcome(upload.source_key, failure=decoded)
                 continue

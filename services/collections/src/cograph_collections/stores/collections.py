@@ -1,43 +1,18 @@
-"""CollectionStore: md_collections and their grants. Takes a connection, so transactions stay explicit."""
+"""CollectionStore: md_collections and their grants (sql/collections.sql)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 from collections.abc import Sequence
 
 import asyncpg
 import msgspec
 
-from cograph_collections.domain import Visibility
+from cograph_collections.domain.collections import MAX_GROUP_GRANTS, Access, Collection, Visibility
 from cograph_db import Connection, Queries
-from cograph_grpc import FailedPrecondition, NotFound
-
-# Every request's access check reads every grant: their number is bounded (a user granting
-# 100,000 groups slowed every reader's request, and 400,000 overflowed the gRPC message).
-MAX_GROUP_GRANTS = 100
+from cograph_errors import FailedPrecondition, NotFound
 
 SQL = Queries.load("cograph_collections.sql", "collections.sql")
-
-
-class CollectionRow(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    name: str
-    description: str
-    visibility: Visibility
-    owner: str
-    group_grants: list[str]
-    document_count: int
-    chunk_count: int
-    created_at: dt.datetime
-    updated_at: dt.datetime
-
-
-class AccessRow(msgspec.Struct, frozen=True):
-    id: uuid.UUID
-    visibility: Visibility
-    owner: str
-    group_grants: list[str]
 
 
 class CollectionStore:
@@ -50,16 +25,19 @@ class CollectionStore:
         )
         return collection_id
 
-    async def get(self, collection_id: uuid.UUID) -> CollectionRow | None:
+    async def get(self, collection_id: uuid.UUID) -> Collection:
+        """NotFound unless it exists: every caller names one it needs."""
         rows = await self.find([collection_id], query="", limit=1, after=(None, None))
-        return rows[0] if rows else None
+        if not rows:
+            raise NotFound(f"collection {collection_id} does not exist")
+        return rows[0]
 
     async def find(
         self, collection_ids: list[uuid.UUID], *, query: str, limit: int, after: Sequence[str | None]
-    ) -> list[CollectionRow]:
+    ) -> list[Collection]:
         """Ordered by (name, id), after that key (a page token's)."""
         rows = await self._db.fetch(SQL.select_collection, collection_ids, _escape_like(query), limit, *after)
-        return [msgspec.convert(dict(row), CollectionRow) for row in rows]
+        return [msgspec.convert(dict(row), Collection) for row in rows]
 
     async def update(
         self,
@@ -79,20 +57,20 @@ class CollectionStore:
         return updated is not None
 
     async def delete(self, collection_id: uuid.UUID) -> bool:
-        """The collection with everything in it, once the writes into it in progress are done."""
-        async with self._db.transaction():
-            await self._db.execute(SQL.wait_for_writers, collection_id)
-            if await self._db.fetchval(SQL.delete_collection, collection_id) is None:
-                return False
-            await self._db.execute(SQL.delete_scope_statistics, collection_id)
-            return True
+        """In a transaction: the collection with everything in it, once the writes into it in
+        progress are done."""
+        await self._db.execute(SQL.wait_for_writers, collection_id)
+        if await self._db.fetchval(SQL.delete_collection, collection_id) is None:
+            return False
+        await self._db.execute(SQL.delete_scope_statistics, collection_id)
+        return True
 
-    async def access(self) -> list[AccessRow]:
-        return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
+    async def access(self) -> list[Access]:
+        return [msgspec.convert(dict(row), Access) for row in await self._db.fetch(SQL.select_access)]
 
-    async def access_of(self, collection_id: uuid.UUID) -> AccessRow | None:
+    async def access_of(self, collection_id: uuid.UUID) -> Access | None:
         row = await self._db.fetchrow(SQL.select_access_of, collection_id)
-        return msgspec.convert(dict(row), AccessRow) if row else None
+        return msgspec.convert(dict(row), Access) if row else None
 
     async def add_grant(self, collection_id: uuid.UUID, group: str) -> None:
         """In a transaction: the count and the insert happen under the collection's lock."""

@@ -59,6 +59,17 @@ async def test_documents_are_found_by_their_bytes_only_in_the_collections_passed
     )
     assert list(nothing.matches) == []
 
+    # Every collection, for a caller that authorizes each match itself: it costs what the
+    # matches cost, not what a readable scope of every collection would.
+    everywhere = await service.stub.FindDocumentsByContent(
+        pb.FindDocumentsByContentRequest(content_hashes=[sha256(GLOSSARY), absent], every_collection=True)
+    )
+    assert [m.collection_id for m in everywhere.matches] == ids
+    access = await service.stub.ListCollectionAccess(pb.ListCollectionAccessRequest(collection_ids=ids[1:]))
+    assert [entry.collection_id for entry in access.entries] == ids[1:]
+    every = await service.stub.ListCollectionAccess(pb.ListCollectionAccessRequest())
+    assert set(ids) <= {entry.collection_id for entry in every.entries}
+
 
 @pytest.mark.parametrize(
     ("hashes", "ids", "message"),

@@ -50,6 +50,17 @@ async def test_documents_are_found_by_their_bytes_only_in_the_repositories_passe
     )
     assert list(nothing.matches) == []
 
+    # Every repository, for a caller that authorizes each match itself: it costs what the
+    # matches cost, not what a readable scope of every repository would.
+    everywhere = await service.stub.FindDocumentsByContent(
+        pb.FindDocumentsByContentRequest(content_hashes=[GLOSSARY_HASH, other], every_repository=True)
+    )
+    assert [m.repository_id for m in everywhere.matches] == ids
+    access = await service.stub.ListRepositoryAccess(pb.ListRepositoryAccessRequest(repository_ids=ids[1:]))
+    assert [entry.repository_id for entry in access.entries] == ids[1:]
+    every = await service.stub.ListRepositoryAccess(pb.ListRepositoryAccessRequest())
+    assert sorted(entry.repository_id for entry in every.entries) == sorted(ids)
+
 
 @pytest.mark.parametrize(
     ("hashes", "message"),

@@ -97,7 +97,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListCollectionAccess(
         self, request: pb.ListCollectionAccessRequest, context: Context
     ) -> pb.ListCollectionAccessResponse:
-        rows = await self._collections.access()
+        rows = await self._collections.access(parse_ids(list(request.collection_ids), "collection"))
         return pb.ListCollectionAccessResponse(entries=[access_to_pb(row) for row in rows])
 
     async def GetCollectionAccess(
@@ -166,7 +166,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def FindDocumentsByContent(
         self, request: pb.FindDocumentsByContentRequest, context: Context
     ) -> pb.FindDocumentsByContentResponse:
-        scope = parse_ids(list(request.collection_ids), "collection")
+        scope = None if request.every_collection else parse_ids(list(request.collection_ids), "collection")
         hashes = parse_content_hashes(list(request.content_hashes))
         matches = await self._documents.by_content(scope, hashes)
         return pb.FindDocumentsByContentResponse(matches=[match_to_pb(match) for match in matches])

@@ -10,6 +10,7 @@ and the work done is the same whether a resource is missing or merely unreadable
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import grpc
@@ -17,6 +18,7 @@ from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
+from cograph_errors import shown
 from cograph_gateway.backends import Backends
 from cograph_gateway.convert import access_from_pb, repository_access_from_pb
 from cograph_gateway.errors import Problem, naming_the_service
@@ -32,7 +34,6 @@ from cograph_gateway.policy import (
     readable_collection_ids,
     readable_repository_ids,
 )
-from cograph_grpc import shown
 
 
 class RepositoryName(NamedTuple):
@@ -92,12 +93,13 @@ class Access:
 
     # Collections.
 
-    async def _collections(self) -> dict[str, CollectionAccess]:
+    async def _collections(self, collection_ids: Iterable[str] = ()) -> list[CollectionAccess]:
+        """The access facts of these collections, or of every one."""
         with naming_the_service("collections"):
             response = await self._backends.collections.ListCollectionAccess(
-                cpb.ListCollectionAccessRequest(), timeout=self._lookup_seconds
+                cpb.ListCollectionAccessRequest(collection_ids=collection_ids), timeout=self._lookup_seconds
             )
-        return {entry.collection_id: access_from_pb(entry) for entry in response.entries}
+        return [access_from_pb(entry) for entry in response.entries]
 
     async def _collection_access(self, collection_id: str) -> CollectionAccess | None:
         with naming_the_service("collections"):
@@ -107,10 +109,17 @@ class Access:
         return access_from_pb(response.access) if response.HasField("access") else None
 
     async def readable_collections(self, principal: Principal) -> list[str]:
-        return readable_collection_ids(principal, (await self._collections()).values())
+        return readable_collection_ids(principal, await self._collections())
+
+    async def readable_collections_among(
+        self, principal: Principal, collection_ids: Iterable[str]
+    ) -> set[str]:
+        """Which of these collections `principal` may read, from their facts alone."""
+        wanted = sorted(set(collection_ids))
+        return set(readable_collection_ids(principal, await self._collections(wanted))) if wanted else set()
 
     async def job_collections(self, principal: Principal) -> list[str]:
-        return job_collection_ids(principal, (await self._collections()).values())
+        return job_collection_ids(principal, await self._collections())
 
     async def collection(
         self, principal: Principal, operation: Operation, collection_id: str
@@ -166,15 +175,23 @@ class Access:
 
     # Repositories.
 
-    async def _repositories(self) -> list[RepositoryAccess]:
+    async def _repositories(self, repository_ids: Iterable[str] = ()) -> list[RepositoryAccess]:
+        """The access facts of these repositories, or of every one."""
         with naming_the_service("repodocs"):
             response = await self._backends.repodocs.ListRepositoryAccess(
-                rpb.ListRepositoryAccessRequest(), timeout=self._lookup_seconds
+                rpb.ListRepositoryAccessRequest(repository_ids=repository_ids), timeout=self._lookup_seconds
             )
         return [repository_access_from_pb(entry) for entry in response.entries]
 
     async def readable_repositories(self, principal: Principal) -> list[str]:
         return readable_repository_ids(principal, await self._repositories())
+
+    async def readable_repositories_among(
+        self, principal: Principal, repository_ids: Iterable[str]
+    ) -> set[str]:
+        """Which of these repositories `principal` may read, from their facts alone."""
+        wanted = sorted(set(repository_ids))
+        return set(readable_repository_ids(principal, await self._repositories(wanted))) if wanted else set()
 
     async def readable_repository_slugs(self, principal: Principal) -> dict[str, str]:
         """Readable repository ids to their host/owner/name, for citing search hits."""

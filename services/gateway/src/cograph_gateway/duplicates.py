@@ -3,10 +3,12 @@ for byte.
 
 The spec's advice is never to index a document both ways: it is embedded twice and the two
 copies compete in retrieval while drifting apart. The gateway is where both stores and the
-caller's readable scope meet, so it looks the bytes up in the other store and adds a warning
-to each document that has a copy there: on upload to a collection (copies in repositories),
-and when a repository's documents are read (copies in collections). Places the caller cannot
-read are never named. A store that is down or slow only costs the warning, never the request.
+caller's access meet, so it looks the bytes up in the other store and adds a warning to each
+document that has a copy there: on upload to a collection (copies in repositories), and when a
+repository's documents are read (copies in collections). The bytes are looked up everywhere and
+only the places they were found in are authorized, so the cost follows the copies, not the size
+of the deployment; places the caller cannot read are never named. A store that is down or slow
+only costs the warning, never the request.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from grpc import aio
 
 from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
+from cograph_errors import MAX_CONTENT_HASHES
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
 from cograph_gateway.identity import Principal
 from cograph_gateway.schemas import DocumentResult, RepoDocument, RepoDocumentSummary
-from cograph_grpc import MAX_CONTENT_HASHES
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +73,16 @@ async def warn_of_repository_copies(
         return
 
     async def find() -> Copies:
-        repositories = await access.readable_repositories(principal)
-        if not repositories:
-            return {}
-
         def find(some: list[str]) -> Awaitable[rpb.FindDocumentsByContentResponse]:
-            request = rpb.FindDocumentsByContentRequest(content_hashes=some, repository_ids=repositories)
+            request = rpb.FindDocumentsByContentRequest(content_hashes=some, every_repository=True)
             return backends.repodocs.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
 
+        matches = await _matches(find, {hashes[index] for index in stored})
+        readable = await access.readable_repositories_among(principal, (m.repository_id for m in matches))
         copies: Copies = {}
-        for match in await _matches(find, {hashes[index] for index in stored}):
-            copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
+        for match in matches:
+            if match.repository_id in readable:
+                copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
         return copies
 
     copies = await _copies("repodocs", find)
@@ -102,18 +103,17 @@ async def warn_of_collection_copies(
         return
 
     async def find() -> Copies:
-        collections = await access.readable_collections(principal)
-        if not collections:
-            return {}
-
         def find(some: list[str]) -> Awaitable[cpb.FindDocumentsByContentResponse]:
-            request = cpb.FindDocumentsByContentRequest(content_hashes=some, collection_ids=collections)
+            request = cpb.FindDocumentsByContentRequest(content_hashes=some, every_collection=True)
             return backends.collections.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
 
+        matches = await _matches(find, {document.content_hash for document in documents})
+        readable = await access.readable_collections_among(principal, (m.collection_id for m in matches))
         copies: Copies = {}
-        for match in await _matches(find, {document.content_hash for document in documents}):
-            place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
-            copies.setdefault(match.content_hash, []).append(place)
+        for match in matches:
+            if match.collection_id in readable:
+                place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
+                copies.setdefault(match.content_hash, []).append(place)
         return copies
 
     copies = await _copies("collections", find)

@@ -90,7 +90,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def ListRepositoryAccess(
         self, request: pb.ListRepositoryAccessRequest, context: Context
     ) -> pb.ListRepositoryAccessResponse:
-        rows = await self._repositories.access()
+        rows = await self._repositories.access(parse_ids(list(request.repository_ids), "repository"))
         return pb.ListRepositoryAccessResponse(entries=[access_to_pb(row) for row in rows])
 
     async def GetRepositoryAccess(
@@ -170,7 +170,7 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     async def FindDocumentsByContent(
         self, request: pb.FindDocumentsByContentRequest, context: Context
     ) -> pb.FindDocumentsByContentResponse:
-        scope = parse_ids(list(request.repository_ids), "repository")
+        scope = None if request.every_repository else parse_ids(list(request.repository_ids), "repository")
         matches = await self._documents.by_content(scope, list(request.content_hashes))
         return pb.FindDocumentsByContentResponse(matches=[content_match_to_pb(match) for match in matches])
 

@@ -64,10 +64,10 @@ class Collections:
             if not await CollectionStore(connection).delete(collection_id):
                 raise NotFound(f"collection {collection_id} does not exist")
 
-    async def access(self) -> list[Access]:
-        """Every collection's access facts."""
+    async def access(self, collection_ids: Sequence[uuid.UUID]) -> list[Access]:
+        """The access facts of these collections; of every one when none is named."""
         async with self._pool.acquire() as connection:
-            return await CollectionStore(connection).access()
+            return await CollectionStore(connection).access(collection_ids or None)
 
     async def access_of(self, collection_id: uuid.UUID) -> Access | None:
         """One collection's access facts; None when there is no such collection (no error: the

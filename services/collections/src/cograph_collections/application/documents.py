@@ -117,9 +117,11 @@ class Documents:
             # Links that pointed at it are unresolved now; another document may fit them.
             await JobStore(connection).enqueue(collection_id, Kind.RESOLVE_LINKS, requested_by=requested_by)
 
-    async def by_content(self, scope: list[uuid.UUID], content_hashes: list[str]) -> list[ContentMatch]:
-        """The documents of those collections that hold exactly those bytes."""
-        if not scope or not content_hashes:
+    async def by_content(
+        self, scope: list[uuid.UUID] | None, content_hashes: list[str]
+    ) -> list[ContentMatch]:
+        """The documents that hold exactly those bytes, in those collections or in every one (None)."""
+        if not content_hashes or (scope is not None and not scope):
             return []
         async with self._pool.acquire() as connection:
             return await DocumentStore(connection).by_content(scope, content_hashes)

@@ -38,11 +38,13 @@ DELETE FROM md_collections WHERE id = $1 RETURNING id;
 DELETE FROM md_scope_stats WHERE scope_id = $1;
 
 -- name: select_access
+-- Every collection ($1 null), or only those of $1.
 SELECT c.id, c.visibility, c.owner,
        coalesce(array_agg(g.group_name ORDER BY g.group_name) FILTER (WHERE g.group_name IS NOT NULL), '{}')
            AS group_grants
 FROM md_collections c
 LEFT JOIN md_collection_grants g ON g.collection_id = c.id
+WHERE $1::uuid[] IS NULL OR c.id = ANY($1::uuid[])
 GROUP BY c.id;
 
 -- name: select_access_of

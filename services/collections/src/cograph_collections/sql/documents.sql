@@ -59,9 +59,10 @@ ORDER BY d.source_key
 LIMIT $2;
 
 -- name: select_documents_by_content
+-- In every collection ($1 null), or only in those of $1.
 SELECT d.content_hash, d.collection_id, c.name AS collection_name, d.id AS document_id, d.source_key
 FROM md_documents d JOIN md_collections c ON c.id = d.collection_id
-WHERE d.collection_id = ANY($1::uuid[]) AND d.content_hash = ANY($2::text[])
+WHERE ($1::uuid[] IS NULL OR d.collection_id = ANY($1::uuid[])) AND d.content_hash = ANY($2::text[])
 ORDER BY d.content_hash, c.name, d.collection_id, d.source_key;
 
 -- name: delete_document

@@ -65,8 +65,10 @@ class CollectionStore:
         await self._db.execute(SQL.delete_scope_statistics, collection_id)
         return True
 
-    async def access(self) -> list[Access]:
-        return [msgspec.convert(dict(row), Access) for row in await self._db.fetch(SQL.select_access)]
+    async def access(self, collection_ids: Sequence[uuid.UUID] | None) -> list[Access]:
+        """The access facts of these collections, or of every one (None)."""
+        rows = await self._db.fetch(SQL.select_access, collection_ids)
+        return [msgspec.convert(dict(row), Access) for row in rows]
 
     async def access_of(self, collection_id: uuid.UUID) -> Access | None:
         row = await self._db.fetchrow(SQL.select_access_of, collection_id)

@@ -209,11 +209,11 @@ class DocumentStore:
         return msgspec.convert(dict(row), StoredDocument) if row else None
 
     async def by_content(
-        self, collection_ids: Sequence[uuid.UUID], content_hashes: Sequence[str]
+        self, collection_ids: Sequence[uuid.UUID] | None, content_hashes: Sequence[str]
     ) -> list[ContentMatch]:
-        rows = await self._db.fetch(
-            SQL.select_documents_by_content, list(collection_ids), list(content_hashes)
-        )
+        """Documents with these digests, in these collections or in every one (None)."""
+        scope = None if collection_ids is None else list(collection_ids)
+        rows = await self._db.fetch(SQL.select_documents_by_content, scope, list(content_hashes))
         return [msgspec.convert(dict(row), ContentMatch) for row in rows]
 
     async def summaries(

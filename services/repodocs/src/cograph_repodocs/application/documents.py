@@ -89,11 +89,12 @@ class Documents:
         return row
 
     async def by_content(
-        self, repository_ids: Sequence[uuid.UUID], content_hashes: list[str]
+        self, repository_ids: Sequence[uuid.UUID] | None, content_hashes: list[str]
     ) -> list[ContentMatch]:
-        """The documents of these repositories whose bytes have one of these sha256 digests."""
+        """The documents whose bytes have one of these sha256 digests, in these repositories or
+        in every one (None)."""
         hashes = parse_content_hashes(content_hashes)
-        if not repository_ids or not hashes:
+        if not hashes or (repository_ids is not None and not repository_ids):
             return []
         async with self._pool.acquire() as connection:
             return await DocumentStore(connection).by_content(repository_ids, hashes)

@@ -90,10 +90,10 @@ class Repositories:
             rows = await RepositoryStore(connection).find(repository_ids, limit=limit, after=after)
             return await _with_last_sync(connection, rows)
 
-    async def access(self) -> list[AccessRow]:
-        """Every repository's access facts."""
+    async def access(self, repository_ids: Sequence[uuid.UUID]) -> list[AccessRow]:
+        """The access facts of these repositories; of every one when none is named."""
         async with self._pool.acquire() as connection:
-            return await RepositoryStore(connection).access()
+            return await RepositoryStore(connection).access(repository_ids or None)
 
     async def access_of(self, host: str, owner: str, name: str) -> AccessRow | None:
         """The access facts of the repository named host/owner/name in any letter case; None when

@@ -58,10 +58,11 @@ ORDER BY d.path
 LIMIT $3;
 
 -- name: select_documents_by_content
+-- In every repository ($1 null), or only in those of $1.
 SELECT d.content_hash, d.repository_id, r.host || '/' || r.owner || '/' || r.name AS repository,
        d.id AS document_id, d.path
 FROM repo_documents d JOIN repositories r ON r.id = d.repository_id
-WHERE d.repository_id = ANY($1::uuid[]) AND d.content_hash = ANY($2::text[])
+WHERE ($1::uuid[] IS NULL OR d.repository_id = ANY($1::uuid[])) AND d.content_hash = ANY($2::text[])
 ORDER BY d.content_hash, repository, d.path;
 
 -- name: select_document

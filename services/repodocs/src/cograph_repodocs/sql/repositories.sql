@@ -15,15 +15,27 @@ WHERE r.id = ANY($1::uuid[])
 ORDER BY r.host, r.owner, r.name, r.id
 LIMIT $2;
 
+-- name: select_repository
+-- One repository by its primary key: select_repositories serves pages (a keyset after a page
+-- token, ordered by name), whose plan need not be a single index probe for one id.
+SELECT r.id, r.host, r.owner, r.name, r.clone_url, r.checkout_path, r.visibility, r.owner_subject,
+       r.default_branch, r.web_url, r.created_at,
+       coalesce((SELECT array_agg(g.group_name ORDER BY g.group_name)
+                 FROM repository_grants g WHERE g.repository_id = r.id), '{}') AS group_grants
+FROM repositories r
+WHERE r.id = $1;
+
 -- name: select_repository_id_by_ref
 SELECT id FROM repositories WHERE lower(host) = lower($1) AND lower(owner) = lower($2) AND lower(name) = lower($3);
 
 -- name: select_access
+-- Every repository ($1 null), or only those of $1.
 SELECT r.id, r.host, r.owner, r.name, r.visibility, r.owner_subject,
        coalesce(array_agg(g.group_name ORDER BY g.group_name) FILTER (WHERE g.group_name IS NOT NULL), '{}')
            AS group_grants
 FROM repositories r
 LEFT JOIN repository_grants g ON g.repository_id = r.id
+WHERE $1::uuid[] IS NULL OR r.id = ANY($1::uuid[])
 GROUP BY r.id
 ORDER BY r.host, r.owner, r.name;
 

@@ -256,11 +256,11 @@ class DocumentStore:
         return [msgspec.convert(dict(row), DocumentRow) for row in rows]
 
     async def by_content(
-        self, repository_ids: Sequence[uuid.UUID], content_hashes: Sequence[str]
+        self, repository_ids: Sequence[uuid.UUID] | None, content_hashes: Sequence[str]
     ) -> list[ContentMatch]:
-        rows = await self._db.fetch(
-            SQL.select_documents_by_content, list(repository_ids), list(content_hashes)
-        )
+        """Documents with these digests, in these repositories or in every one (None)."""
+        scope = None if repository_ids is None else list(repository_ids)
+        rows = await self._db.fetch(SQL.select_documents_by_content, scope, list(content_hashes))
         return [msgspec.convert(dict(row), ContentMatch) for row in rows]
 
     async def get(self, repository_id: uuid.UUID, document_id: uuid.UUID) -> DocumentRow | None:

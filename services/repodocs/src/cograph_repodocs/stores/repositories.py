@@ -80,8 +80,8 @@ class RepositoryStore:
         return repository_id
 
     async def get(self, repository_id: uuid.UUID) -> RepositoryRow | None:
-        rows = await self.find([repository_id], limit=1, after=(None, None, None, None))
-        return rows[0] if rows else None
+        row = await self._db.fetchrow(SQL.select_repository, repository_id)
+        return msgspec.convert(dict(row), RepositoryRow) if row else None
 
     async def require(self, repository_id: uuid.UUID) -> RepositoryRow:
         """The repository, or NotFound."""
@@ -103,8 +103,10 @@ class RepositoryStore:
         rows = await self._db.fetch(SQL.select_repositories, repository_ids, limit, *after)
         return [msgspec.convert(dict(row), RepositoryRow) for row in rows]
 
-    async def access(self) -> list[AccessRow]:
-        return [msgspec.convert(dict(row), AccessRow) for row in await self._db.fetch(SQL.select_access)]
+    async def access(self, repository_ids: Sequence[uuid.UUID] | None) -> list[AccessRow]:
+        """The access facts of these repositories, or of every one (None)."""
+        rows = await self._db.fetch(SQL.select_access, repository_ids)
+        return [msgspec.convert(dict(row), AccessRow) for row in rows]
 
     async def access_of(self, ref: Ref) -> AccessRow | None:
         """The access facts of the repository named `ref` in any letter case, None if there is none."""

@@ -192,8 +192,10 @@ class DeleteCollectionResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListCollectionAccessRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("collection_ids",)
+    COLLECTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    collection_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, collection_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListCollectionAccessResponse(_message.Message):
     __slots__ = ("entries",)
@@ -580,12 +582,14 @@ class ChunkHit(_message.Message):
     def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., document_title: _Optional[str] = ..., score: _Optional[float] = ..., ranks: _Optional[_Union[StreamRanks, _Mapping]] = ...) -> None: ...
 
 class FindDocumentsByContentRequest(_message.Message):
-    __slots__ = ("content_hashes", "collection_ids")
+    __slots__ = ("content_hashes", "collection_ids", "every_collection")
     CONTENT_HASHES_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    EVERY_COLLECTION_FIELD_NUMBER: _ClassVar[int]
     content_hashes: _containers.RepeatedScalarFieldContainer[str]
     collection_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., collection_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    every_collection: bool
+    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., collection_ids: _Optional[_Iterable[str]] = ..., every_collection: _Optional[bool] = ...) -> None: ...
 
 class ContentMatch(_message.Message):
     __slots__ = ("content_hash", "collection_id", "collection_name", "document_id", "source_key")

@@ -212,8 +212,10 @@ class ListRepositoriesResponse(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[_Union[Repository, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListRepositoryAccessRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("repository_ids",)
+    REPOSITORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    repository_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, repository_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListRepositoryAccessResponse(_message.Message):
     __slots__ = ("entries",)
@@ -644,12 +646,14 @@ class RelatedDocChunks(_message.Message):
     def __init__(self, code_node_id: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[RelatedDocChunk, _Mapping]]] = ...) -> None: ...
 
 class FindDocumentsByContentRequest(_message.Message):
-    __slots__ = ("content_hashes", "repository_ids")
+    __slots__ = ("content_hashes", "repository_ids", "every_repository")
     CONTENT_HASHES_FIELD_NUMBER: _ClassVar[int]
     REPOSITORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    EVERY_REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     content_hashes: _containers.RepeatedScalarFieldContainer[str]
     repository_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., repository_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    every_repository: bool
+    def __init__(self, content_hashes: _Optional[_Iterable[str]] = ..., repository_ids: _Optional[_Iterable[str]] = ..., every_repository: _Optional[bool] = ...) -> None: ...
 
 class ContentMatch(_message.Message):
     __slots__ = ("content_hash", "repository_id", "repository", "document_id", "path")

@@ -22,6 +22,7 @@ from cograph_gateway.metrics import count_unmatched
 from cograph_gateway.openapi import StrictStructSchemaPlugin
 from cograph_gateway.operations import Operations
 from cograph_gateway.routes.collections import CollectionsController
+from cograph_gateway.routes.common import page
 from cograph_gateway.routes.documents import DocumentsController
 from cograph_gateway.routes.jobs import JobsController
 from cograph_gateway.routes.repos import ReposController
@@ -69,6 +70,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         dependencies={
             "principal": Provide(principal),
             "ops": Provide(lambda: operations, use_cache=True, sync_to_thread=False),
+            "page": Provide(page, sync_to_thread=False),
         },
         lifespan=[mcp.lifespan],
         # Request rate, latency and errors per route template (not per raw path: ids would

@@ -242,25 +242,21 @@ def collection_document(document: s.Document) -> CollectionDocument:
 
 
 def collection_chunk(chunk: s.Chunk) -> ChunkText:
-    return ChunkText(
-        citation=chunk.citation,
-        chunk_id=chunk.id,
-        document_id=chunk.document_id,
-        source=f"collection/{chunk.collection_id}",
-        title=chunk.source_key,
-        heading_path=chunk.heading_path,
-        chunk_index=chunk.chunk_index,
-        content=chunk.content,
-    )
+    return _chunk_text(chunk, chunk.citation, f"collection/{chunk.collection_id}", chunk.source_key)
 
 
 def repository_chunk(repository: str, chunk: s.RepoChunk) -> ChunkText:
+    # Cited as the search hit that led here cites it.
+    return _chunk_text(chunk, f"{repository}:{chunk.citation}", repository, chunk.path)
+
+
+def _chunk_text(chunk: s.Chunk | s.RepoChunk, citation: str, source: str, title: str) -> ChunkText:
     return ChunkText(
-        citation=f"{repository}:{chunk.citation}",  # as the search hit that led here cites it
+        citation=citation,
         chunk_id=chunk.id,
         document_id=chunk.document_id,
-        source=repository,
-        title=chunk.path,
+        source=source,
+        title=title,
         heading_path=chunk.heading_path,
         chunk_index=chunk.chunk_index,
         content=chunk.content,

@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 from cograph_gateway import schemas as s
 from cograph_gateway.access import RepositoryName, parse_id
 from cograph_gateway.errors import Problem, grpc_status
@@ -25,7 +26,6 @@ from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.policy import Operation
 from cograph_gateway.routes.common import MAX_PAGE_TOKEN
-from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 
 PRINCIPAL_KEY = "cograph.principal"
 
@@ -90,6 +90,8 @@ RepositoryArg = Annotated[
     ),
 ]
 CollectionIdArg = Annotated[str, Field(min_length=1, max_length=64, description="A collection id (UUID).")]
+DocumentIdArg = Annotated[str, Field(min_length=1, max_length=64, description="A document id (UUID).")]
+ChunkIdArg = Annotated[str, Field(min_length=1, max_length=64, description="The chunk id from a search hit.")]
 
 
 # The collections tool pages by 100: enough to choose from, small enough for an agent's context.
@@ -215,7 +217,7 @@ class CographTools:
     async def collection_document(
         self,
         collection_id: CollectionIdArg,
-        document_id: Annotated[str, Field(min_length=1, max_length=64, description="A document id (UUID).")],
+        document_id: DocumentIdArg,
         ctx: Ctx,
     ) -> r.CollectionDocument:
         document = await self._ops.documents.get(
@@ -226,9 +228,7 @@ class CographTools:
     @_tool_errors
     async def read_chunk(
         self,
-        chunk_id: Annotated[
-            str, Field(min_length=1, max_length=64, description="The chunk id from a search hit.")
-        ],
+        chunk_id: ChunkIdArg,
         ctx: Ctx,
         collection_id: Annotated[
             str | None, Field(max_length=64, description="The chunk's collection, for a collection chunk.")

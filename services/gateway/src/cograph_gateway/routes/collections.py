@@ -9,22 +9,12 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
+from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
-from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
-from cograph_gateway.routes.common import CollectionId, PageSize, PageToken, granted_group
-from cograph_gateway.schemas import (
-    Collection,
-    CollectionCreate,
-    CollectionSearchResult,
-    CollectionUpdate,
-    EmbedStatus,
-    GrantCreate,
-    Job,
-    Page,
-    SearchRequest,
-)
+from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.routes.common import CollectionId, granted_group
 
 Id = CollectionId
 
@@ -38,21 +28,20 @@ class CollectionsController(Controller):
         self,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
+        page: NamedDependency[PageRequest],
         q: Annotated[
             str, QueryParameter(max_length=200, description="Filter on name and description (ILIKE)")
         ] = "",
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Collection]:
-        return await ops.collections.readable(principal, q, PageRequest(page_size, page_token))
+    ) -> s.Page[s.Collection]:
+        return await ops.collections.readable(principal, q, page)
 
     @post("/", summary="Create a collection you own", responses=problem_responses())
     async def create_collection(
         self,
-        data: JSONBody[CollectionCreate],
+        data: JSONBody[s.CollectionCreate],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Collection:
+    ) -> s.Collection:
         return await ops.collections.create(principal, data)
 
     @get("/{collection_id:str}", summary="One collection", responses=problem_responses(403, 404))
@@ -61,7 +50,7 @@ class CollectionsController(Controller):
         collection_id: Id,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Collection:
+    ) -> s.Collection:
         return await ops.collections.get(principal, collection_id)
 
     @patch(
@@ -72,10 +61,10 @@ class CollectionsController(Controller):
     async def update_collection(
         self,
         collection_id: Id,
-        data: JSONBody[CollectionUpdate],
+        data: JSONBody[s.CollectionUpdate],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Collection:
+    ) -> s.Collection:
         return await ops.collections.update(principal, collection_id, data)
 
     @delete(
@@ -99,10 +88,10 @@ class CollectionsController(Controller):
     async def add_grant(
         self,
         collection_id: Id,
-        data: JSONBody[GrantCreate],
+        data: JSONBody[s.GrantCreate],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Collection:
+    ) -> s.Collection:
         return await ops.collections.add_grant(principal, collection_id, data.group)
 
     @delete(
@@ -129,10 +118,10 @@ class CollectionsController(Controller):
     async def search(
         self,
         collection_id: Id,
-        data: JSONBody[SearchRequest],
+        data: JSONBody[s.SearchRequest],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> CollectionSearchResult:
+    ) -> s.CollectionSearchResult:
         return await ops.collections.search(principal, collection_id, data.query, data.limit)
 
     @get(
@@ -145,7 +134,7 @@ class CollectionsController(Controller):
         collection_id: Id,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> EmbedStatus:
+    ) -> s.EmbedStatus:
         return await ops.collections.embed_status(principal, collection_id)
 
     @post(
@@ -159,5 +148,5 @@ class CollectionsController(Controller):
         collection_id: Id,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Job:
+    ) -> s.Job:
         return await ops.collections.re_embed(principal, collection_id)

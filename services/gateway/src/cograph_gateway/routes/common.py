@@ -9,6 +9,7 @@ from litestar import Request
 from litestar.params import PathParameter, QueryParameter
 
 from cograph_gateway.errors import Problem
+from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
 
 # The services cap a page at 500 rows; asking for more is a mistake worth a 400, not a silent cap.
 PageSize = Annotated[
@@ -23,6 +24,11 @@ PageToken = Annotated[
         description="The next_page_token of the previous page; omit it for the first page.",
     ),
 ]
+
+
+def page(page_size: PageSize = DEFAULT_PAGE_SIZE, page_token: PageToken = "") -> PageRequest:
+    """The page a list asks for, as the `page` dependency of every list route."""
+    return PageRequest(page_size, page_token)
 
 
 def uuid_path(what: str) -> PathParameter:

@@ -13,22 +13,13 @@ from litestar.exceptions import ClientException
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import JSONBody
 
+from cograph_errors import shown
+from cograph_gateway import schemas as s
 from cograph_gateway.errors import Problem, cut, problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
-from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
-from cograph_gateway.routes.common import ChunkId, CollectionId, DocumentId, PageSize, PageToken
-from cograph_gateway.schemas import (
-    BatchResult,
-    BatchUpload,
-    Chunk,
-    Document,
-    DocumentSummary,
-    DocumentUpload,
-    Page,
-    UploadResult,
-)
-from cograph_grpc import shown
+from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.routes.common import ChunkId, CollectionId, DocumentId
 
 Id = CollectionId
 
@@ -130,7 +121,7 @@ async def _read_upload(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
     if media_type in ("application/json", ""):
         body = await request.body()
         try:
-            upload = msgspec.json.decode(body, type=DocumentUpload)
+            upload = msgspec.json.decode(body, type=s.DocumentUpload)
         except msgspec.ValidationError as error:
             raise Problem(400, f"the upload is not valid: {cut(str(error))}") from None
         except msgspec.DecodeError as error:
@@ -175,7 +166,7 @@ class DocumentsController(Controller):
         request: Request[Any, Any, Any],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> UploadResult:
+    ) -> s.UploadResult:
         return await ops.documents.upload(principal, collection_id, lambda: _read_upload(request))
 
     @post(
@@ -188,10 +179,10 @@ class DocumentsController(Controller):
     async def upload_documents(
         self,
         collection_id: Id,
-        data: JSONBody[BatchUpload],
+        data: JSONBody[s.BatchUpload],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> BatchResult:
+    ) -> s.BatchResult:
         return await ops.documents.upload_batch(principal, collection_id, data.documents)
 
     @get("/documents", summary="The collection's documents", responses=problem_responses(403, 404))
@@ -200,10 +191,9 @@ class DocumentsController(Controller):
         collection_id: Id,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[DocumentSummary]:
-        return await ops.documents.summaries(principal, collection_id, PageRequest(page_size, page_token))
+        page: NamedDependency[PageRequest],
+    ) -> s.Page[s.DocumentSummary]:
+        return await ops.documents.summaries(principal, collection_id, page)
 
     @get(
         "/documents/{document_id:str}",
@@ -218,7 +208,7 @@ class DocumentsController(Controller):
         document_id: DocumentId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Document:
+    ) -> s.Document:
         return await ops.documents.get(principal, collection_id, document_id)
 
     @delete(
@@ -246,12 +236,9 @@ class DocumentsController(Controller):
         document_id: DocumentId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Chunk]:
-        return await ops.documents.chunks(
-            principal, collection_id, document_id, PageRequest(page_size, page_token)
-        )
+        page: NamedDependency[PageRequest],
+    ) -> s.Page[s.Chunk]:
+        return await ops.documents.chunks(principal, collection_id, document_id, page)
 
     @get("/chunks/{chunk_id:str}", summary="One chunk in full", responses=problem_responses(403, 404))
     async def get_chunk(
@@ -260,5 +247,5 @@ class DocumentsController(Controller):
         chunk_id: ChunkId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Chunk:
+    ) -> s.Chunk:
         return await ops.documents.chunk(principal, collection_id, chunk_id)

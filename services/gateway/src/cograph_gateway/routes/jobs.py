@@ -13,15 +13,15 @@ from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
-from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
-from cograph_gateway.routes.common import CollectionId, JobId, PageSize, PageToken
-from cograph_gateway.schemas import Job, JobKindName, JobStatusName, Page
+from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.routes.common import CollectionId, JobId
 
-StatusFilter = Annotated[JobStatusName | None, QueryParameter(description="Only jobs in this status")]
-KindFilter = Annotated[JobKindName | None, QueryParameter(description="Only jobs of this kind")]
+StatusFilter = Annotated[s.JobStatusName | None, QueryParameter(description="Only jobs in this status")]
+KindFilter = Annotated[s.JobKindName | None, QueryParameter(description="Only jobs of this kind")]
 
 
 class JobsController(Controller):
@@ -38,12 +38,11 @@ class JobsController(Controller):
         self,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
+        page: NamedDependency[PageRequest],
         status: StatusFilter = None,
         kind: KindFilter = None,
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Job]:
-        return await ops.jobs.visible(principal, status, kind, PageRequest(page_size, page_token))
+    ) -> s.Page[s.Job]:
+        return await ops.jobs.visible(principal, status, kind, page)
 
     @get(
         "/{collection_id:str}/jobs",
@@ -55,14 +54,11 @@ class JobsController(Controller):
         collection_id: CollectionId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
+        page: NamedDependency[PageRequest],
         status: StatusFilter = None,
         kind: KindFilter = None,
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Job]:
-        return await ops.jobs.of_collection(
-            principal, collection_id, status, kind, PageRequest(page_size, page_token)
-        )
+    ) -> s.Page[s.Job]:
+        return await ops.jobs.of_collection(principal, collection_id, status, kind, page)
 
     @post(
         "/jobs/{job_id:str}/retry",
@@ -77,5 +73,5 @@ class JobsController(Controller):
         job_id: JobId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Job:
+    ) -> s.Job:
         return await ops.jobs.retry(principal, job_id)

@@ -14,29 +14,14 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
+from cograph_gateway import schemas as s
 from cograph_gateway.access import RepositoryName
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
-from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
+from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import DocumentId, NodeId, PageSize, PageToken, granted_group
-from cograph_gateway.schemas import (
-    CodeDocs,
-    CodeSearchRequest,
-    CodeSearchResult,
-    DocsPage,
-    DocsTree,
-    FileRange,
-    GrantCreate,
-    Page,
-    RepoDocKind,
-    RepoDocument,
-    RepoDocumentSummary,
-    Repository,
-    RepositoryCreate,
-    Sync,
-)
+from cograph_gateway.routes.common import DocumentId, NodeId, granted_group
 
 REPO = "/{host:str}/{owner:str}/{name:str}"
 _RESPONSES = problem_responses(404)
@@ -60,10 +45,10 @@ class ReposController(Controller):
     )
     async def register(
         self,
-        data: JSONBody[RepositoryCreate],
+        data: JSONBody[s.RepositoryCreate],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Repository:
+    ) -> s.Repository:
         return await ops.repositories.register(principal, data)
 
     @get("/", summary="List the repositories you can read", responses=problem_responses())
@@ -71,10 +56,9 @@ class ReposController(Controller):
         self,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Repository]:
-        return await ops.repositories.readable(principal, PageRequest(page_size, page_token))
+        page: NamedDependency[PageRequest],
+    ) -> s.Page[s.Repository]:
+        return await ops.repositories.readable(principal, page)
 
     @get(REPO, summary="One repository, with its last sync", responses=_RESPONSES)
     async def get_repository(
@@ -82,7 +66,7 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Repository:
+    ) -> s.Repository:
         return await ops.repositories.get(principal, repository)
 
     @post(
@@ -93,10 +77,10 @@ class ReposController(Controller):
     async def add_grant(
         self,
         repository: NamedDependency[RepositoryName],
-        data: JSONBody[GrantCreate],
+        data: JSONBody[s.GrantCreate],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> Repository:
+    ) -> s.Repository:
         return await ops.repositories.add_grant(principal, repository, data.group)
 
     @delete(
@@ -124,7 +108,7 @@ class ReposController(Controller):
         responses={
             **_WRITE_RESPONSES,
             **problem_responses(409),
-            HTTP_200_OK: ResponseSpec(data_container=Sync, description="The finished sync (wait=true)"),
+            HTTP_200_OK: ResponseSpec(data_container=s.Sync, description="The finished sync (wait=true)"),
         },
     )
     async def sync(
@@ -136,7 +120,7 @@ class ReposController(Controller):
         force_relink: Annotated[
             bool, QueryParameter(description="Re-link unchanged documents too (after a large rename)")
         ] = False,
-    ) -> Response[Sync]:
+    ) -> Response[s.Sync]:
         sync = await ops.repositories.sync(principal, repository, wait=wait, force_relink=force_relink)
         return Response(sync, status_code=HTTP_200_OK if wait else HTTP_202_ACCEPTED)
 
@@ -146,10 +130,9 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[Sync]:
-        return await ops.repositories.syncs(principal, repository, PageRequest(page_size, page_token))
+        page: NamedDependency[PageRequest],
+    ) -> s.Page[s.Sync]:
+        return await ops.repositories.syncs(principal, repository, page)
 
     @get(REPO + "/documents", summary="The repository's indexed documents", responses=_RESPONSES)
     async def list_documents(
@@ -157,15 +140,12 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
+        page: NamedDependency[PageRequest],
         kind: Annotated[
-            list[RepoDocKind] | None, QueryParameter(description="Only these kinds (repeatable)")
+            list[s.RepoDocKind] | None, QueryParameter(description="Only these kinds (repeatable)")
         ] = None,
-        page_size: PageSize = DEFAULT_PAGE_SIZE,
-        page_token: PageToken = "",
-    ) -> Page[RepoDocumentSummary]:
-        return await ops.repositories.documents(
-            principal, repository, kind, PageRequest(page_size, page_token)
-        )
+    ) -> s.Page[s.RepoDocumentSummary]:
+        return await ops.repositories.documents(principal, repository, kind, page)
 
     @get(REPO + "/documents/{document_id:str}", summary="One indexed document in full", responses=_RESPONSES)
     async def get_document(
@@ -174,7 +154,7 @@ class ReposController(Controller):
         document_id: DocumentId,
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> RepoDocument:
+    ) -> s.RepoDocument:
         return await ops.repositories.document(principal, repository, document_id)
 
     @get(REPO + "/docs", summary="The rendered docs' page tree", responses=_RESPONSES)
@@ -183,7 +163,7 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> DocsTree:
+    ) -> s.DocsTree:
         return await ops.repositories.docs_tree(principal, repository)
 
     @get(
@@ -197,7 +177,7 @@ class ReposController(Controller):
         page_slug: FromPath[str],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> DocsPage:
+    ) -> s.DocsPage:
         return await ops.repositories.docs_page(principal, repository, page_slug)
 
     @post(
@@ -209,10 +189,10 @@ class ReposController(Controller):
     async def search_code(
         self,
         repository: NamedDependency[RepositoryName],
-        data: JSONBody[CodeSearchRequest],
+        data: JSONBody[s.CodeSearchRequest],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> CodeSearchResult:
+    ) -> s.CodeSearchResult:
         found = await ops.search.retrieve(
             principal,
             repository,
@@ -222,7 +202,7 @@ class ReposController(Controller):
             related_limit=data.related_limit,
             operation=Operation.SEARCH_CODE,
         )
-        return CodeSearchResult(hits=found.code, failures=found.failures)
+        return s.CodeSearchResult(hits=found.code, failures=found.failures)
 
     @get(
         REPO + "/code/{node_id:str}/docs",
@@ -236,7 +216,7 @@ class ReposController(Controller):
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         limit: Annotated[int, QueryParameter(ge=1, le=50, description="Chunks at most")] = 3,
-    ) -> CodeDocs:
+    ) -> s.CodeDocs:
         return await ops.repositories.code_docs(principal, repository, node_id, limit)
 
     @get(
@@ -253,5 +233,5 @@ class ReposController(Controller):
         ops: NamedDependency[Operations],
         start: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="First line (1-based)")] = 0,
         end: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="Last line, inclusive")] = 0,
-    ) -> FileRange:
+    ) -> s.FileRange:
         return (await ops.repositories.read_file(principal, repository, path, start, end)).value

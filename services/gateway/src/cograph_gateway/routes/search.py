@@ -7,10 +7,10 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK
 
+from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
-from cograph_gateway.schemas import RouteResult, SearchRequest
 
 
 class SearchController(Controller):
@@ -27,8 +27,8 @@ class SearchController(Controller):
     )
     async def route(
         self,
-        data: JSONBody[SearchRequest],
+        data: JSONBody[s.SearchRequest],
         principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
-    ) -> RouteResult:
+    ) -> s.RouteResult:
         return (await ops.search.route(principal, data.query, data.limit)).result

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import filecmp
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from support.imports import imported_modules
 
 ROOT = Path(__file__).resolve().parents[3]
 GENERATED = ROOT / "libs" / "protos" / "src"
@@ -39,21 +40,10 @@ def test_contracts_are_versioned_packages() -> None:
     assert search_service_pb2.DESCRIPTOR.package == "cograph.search.v1"
 
 
-def _imported_modules(package_dir: Path) -> set[str]:
-    modules: set[str] = set()
-    for source in package_dir.rglob("*.py"):
-        for node in ast.walk(ast.parse(source.read_text(), str(source))):
-            if isinstance(node, ast.Import):
-                modules.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                modules.add(node.module)
-    return modules
-
-
 @pytest.mark.parametrize("service", SERVICES)
 def test_services_import_only_libs_and_contracts(service: str) -> None:
     """A service never imports another service: they meet only through the generated contracts."""
-    imported = _imported_modules(ROOT / "services" / service / "src" / f"cograph_{service}")
+    imported = imported_modules(ROOT / "services" / service / "src" / f"cograph_{service}")
     others = {f"cograph_{other}" for other in SERVICES if other != service}
     leaks = sorted(m for m in imported if m.split(".")[0] in others)
     assert leaks == []
@@ -61,6 +51,6 @@ def test_services_import_only_libs_and_contracts(service: str) -> None:
 
 @pytest.mark.parametrize("lib", [p.name for p in (ROOT / "libs").iterdir() if (p / "src").is_dir()])
 def test_libs_never_import_services(lib: str) -> None:
-    imported = _imported_modules(ROOT / "libs" / lib / "src")
+    imported = imported_modules(ROOT / "libs" / lib / "src")
     services = {f"cograph_{service}" for service in SERVICES} | {"cograph_cli"}
     assert sorted(m for m in imported if m.split(".")[0] in services) == []

@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from cograph_db import Queries
-from cograph_grpc import InvalidArgument, next_page_token, page_request
+from cograph_errors import InvalidArgument
+from cograph_grpc import next_page_token, page_request
 from cograph_grpc.paging import INTEGER, TEXT, TIMESTAMP, UUID, KeyPart
 
 

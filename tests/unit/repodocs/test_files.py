@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cograph_grpc import InvalidArgument, NotFound
+from cograph_errors import InvalidArgument, NotFound
 from cograph_repodocs.domain.symbols import Language
 from cograph_repodocs.files import check_source_path, read_range, split_lines
 

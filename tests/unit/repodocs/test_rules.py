@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cograph_grpc import MAX_RELATED_LIMIT, InvalidArgument
+from cograph_errors import MAX_RELATED_LIMIT, InvalidArgument
 from cograph_repodocs.domain import rules
 from cograph_repodocs.git import Git, GitError
 

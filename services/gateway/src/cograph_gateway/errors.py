@@ -15,9 +15,9 @@ from litestar.exceptions import HTTPException, SerializationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
+from cograph_errors import shortened
 from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError
 from cograph_gateway.schemas import ProblemDetails
-from cograph_grpc import shortened
 from cograph_telemetry import current_trace_id
 
 log = logging.getLogger(__name__)

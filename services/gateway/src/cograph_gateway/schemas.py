@@ -11,7 +11,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import Meta
 
-from cograph_grpc import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
+from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 
 VisibilityName = Literal["public", "private", "admin_only"]
 RepositoryVisibilityName = Literal["public", "private"]

@@ -18,7 +18,7 @@ from cograph.repodocs.v1 import repodocs_service_pb2_grpc as repodocs_grpc
 from cograph.search.v1 import search_service_pb2 as pb
 from cograph.search.v1 import search_service_pb2_grpc as pb_grpc
 from cograph_embeddings import EmbeddingError, EmbeddingProvider
-from cograph_grpc import (
+from cograph_errors import (
     DEFAULT_RELATED_LIMIT,
     MAX_RELATED_LIMIT,
     InvalidArgument,

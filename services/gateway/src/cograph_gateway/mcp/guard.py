@@ -21,8 +21,8 @@ from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
+from cograph_errors import shown
 from cograph_gateway.errors import send_json, send_problem
-from cograph_grpc import shown
 
 # JSON-RPC 2.0 error codes.
 PARSE_ERROR = -32700

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as rpb
+from cograph_errors import shown
 from cograph_gateway.access import RepositoryName, parse_id
 from cograph_gateway.convert import (
     DOC_KIND_TO_PB,
@@ -46,7 +47,6 @@ from cograph_gateway.schemas import (
     RepositoryCreate,
     Sync,
 )
-from cograph_grpc import shown
 
 # A waited sync fetches, indexes and embeds a whole repository: far longer than the default deadline.
 SYNC_WAIT_SECONDS = 3600.0

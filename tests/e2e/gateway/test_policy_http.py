@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from e2e.gateway.conftest import SystemFactory
-from e2e.gateway.helpers import create_collection, is_problem, mint
+from e2e.gateway.helpers import create_collection, is_problem, mint, wait_for_jobs
 from e2e.gateway.test_collections_api import Auth
 
 from cograph_gateway.identity import ANONYMOUS, Principal
@@ -125,6 +125,9 @@ async def _fixture(client: httpx.AsyncClient, auth: Auth, visibility: str) -> Fi
     document_id = upload.json()["document_id"]
     chunks = await client.get(f"/api/md-collections/{cid}/documents/{document_id}/chunks", headers=alice)
     job = await client.post(f"/api/md-collections/{cid}/re-embed", headers=alice)
+    # Retrying a job still running is a 409: the retry checks need it ended. Once requests no
+    # longer waited 40 ms on TCP acknowledgements, they could reach it while the worker ran it.
+    await wait_for_jobs(client, cid, alice)
     return Fixture(cid, visibility, document_id, chunks.json()["items"][0]["id"], job.json()["id"])
 
 

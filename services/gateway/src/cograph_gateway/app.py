@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Litestar, Request, asgi
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
@@ -41,8 +41,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         hide_collection_existence=settings.auth.hide_collection_existence,
         lookup_seconds=settings.search.store_deadline_seconds,
     )
-    operations = Operations(backends, access)
-    mcp = McpEndpoint(settings, authenticator, operations)
+    mcp = McpEndpoint(settings, authenticator, backends, access)
 
     async def principal(request: Request[Any, Any, Any]) -> Principal:
         found = await authenticator.authenticate(request.headers.get("authorization"))
@@ -51,6 +50,10 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         if settings.auth.anonymous_read:
             return ANONYMOUS
         raise Problem(401, SIGN_IN)
+
+    def operations(principal: NamedDependency[Principal]) -> Operations:
+        """The operations for this request's caller."""
+        return Operations(backends, access, principal)
 
     # copy_scope=False: the endpoint hands the SDK the principal on the scope, on purpose.
     @asgi("/mcp", copy_scope=False)
@@ -69,7 +72,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         ],
         dependencies={
             "principal": Provide(principal),
-            "ops": Provide(lambda: operations, use_cache=True, sync_to_thread=False),
+            "ops": Provide(operations, sync_to_thread=False),
             "page": Provide(page, sync_to_thread=False),
         },
         lifespan=[mcp.lifespan],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import grpc
@@ -47,15 +47,29 @@ async def _matches(find: Callable[[list[str]], Awaitable[Any]], hashes: set[str]
     return [match for found in answers for match in found.matches]
 
 
-async def _copies(store: str, find: Callable[[], Awaitable[Copies]]) -> Copies:
-    """What `find` answers, or nothing when the store is down or slow."""
+async def _copies(
+    store: str,
+    find: Callable[[list[str]], Awaitable[Any]],
+    hashes: set[str],
+    where: Callable[[Any], tuple[str, str]],
+    readable_among: Callable[[Iterable[str]], Awaitable[set[str]]],
+) -> Copies:
+    """The places of the store holding each of the hashes that the caller may read (`where`
+    tells a match's owner id and its place as a person reads it), or nothing when the store is
+    down or slow."""
     try:
-        return await find()
+        located = [(match.content_hash, *where(match)) for match in await _matches(find, hashes)]
+        readable = await readable_among(owner for _, owner, _ in located)
     except aio.AioRpcError as error:
         if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             raise
         log.warning("copies of documents not looked up: %s answered %s", store, error.code().name)
         return {}
+    copies: Copies = {}
+    for content_hash, owner, place in located:
+        if owner in readable:
+            copies.setdefault(content_hash, []).append(place)
+    return copies
 
 
 async def warn_of_repository_copies(
@@ -72,20 +86,17 @@ async def warn_of_repository_copies(
     if not stored:
         return
 
-    async def find() -> Copies:
-        def find(some: list[str]) -> Awaitable[rpb.FindDocumentsByContentResponse]:
-            request = rpb.FindDocumentsByContentRequest(content_hashes=some, every_repository=True)
-            return backends.repodocs.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
+    def find(some: list[str]) -> Awaitable[rpb.FindDocumentsByContentResponse]:
+        request = rpb.FindDocumentsByContentRequest(content_hashes=some, every_repository=True)
+        return backends.repodocs.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
 
-        matches = await _matches(find, {hashes[index] for index in stored})
-        readable = await access.readable_repositories_among(principal, (m.repository_id for m in matches))
-        copies: Copies = {}
-        for match in matches:
-            if match.repository_id in readable:
-                copies.setdefault(match.content_hash, []).append(f"{match.repository}:{match.path}")
-        return copies
-
-    copies = await _copies("repodocs", find)
+    copies = await _copies(
+        "repodocs",
+        find,
+        {hashes[index] for index in stored},
+        lambda match: (match.repository_id, f"{match.repository}:{match.path}"),
+        lambda ids: access.readable_repositories_among(principal, ids),
+    )
     for index in stored:
         if places := copies.get(hashes[index]):
             warning = f"also indexed as a repository doc ({', '.join(places)}): {_TWICE}"
@@ -102,21 +113,20 @@ async def warn_of_collection_copies(
     if not documents:
         return
 
-    async def find() -> Copies:
-        def find(some: list[str]) -> Awaitable[cpb.FindDocumentsByContentResponse]:
-            request = cpb.FindDocumentsByContentRequest(content_hashes=some, every_collection=True)
-            return backends.collections.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
+    def find(some: list[str]) -> Awaitable[cpb.FindDocumentsByContentResponse]:
+        request = cpb.FindDocumentsByContentRequest(content_hashes=some, every_collection=True)
+        return backends.collections.FindDocumentsByContent(request, timeout=LOOKUP_SECONDS)
 
-        matches = await _matches(find, {document.content_hash for document in documents})
-        readable = await access.readable_collections_among(principal, (m.collection_id for m in matches))
-        copies: Copies = {}
-        for match in matches:
-            if match.collection_id in readable:
-                place = f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})"
-                copies.setdefault(match.content_hash, []).append(place)
-        return copies
-
-    copies = await _copies("collections", find)
+    copies = await _copies(
+        "collections",
+        find,
+        {document.content_hash for document in documents},
+        lambda match: (
+            match.collection_id,
+            f"{match.source_key} in collection {match.collection_name!r} ({match.collection_id})",
+        ),
+        lambda ids: access.readable_collections_among(principal, ids),
+    )
     for document in documents:
         if places := copies.get(document.content_hash):
             document.warnings.append(f"also uploaded to a collection ({', '.join(places)}): {_TWICE}")

@@ -13,6 +13,8 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 
+from cograph_gateway.access import Access
+from cograph_gateway.backends import Backends
 from cograph_gateway.errors import send_problem
 from cograph_gateway.identity import (
     ANONYMOUS,
@@ -33,7 +35,6 @@ from cograph_gateway.mcp.guard import (
 )
 from cograph_gateway.mcp.server import create_mcp_server
 from cograph_gateway.mcp.tools import PRINCIPAL_KEY, TOOL_DESCRIPTIONS
-from cograph_gateway.operations import Operations
 from cograph_settings import Settings
 
 
@@ -60,10 +61,12 @@ MAX_MCP_BODY = 1024 * 1024  # a tool call is a query and a few ids, never a docu
 class McpEndpoint:
     """The ASGI app mounted at /mcp: authenticates like REST, then hands over to the SDK."""
 
-    def __init__(self, settings: Settings, authenticator: Authenticator, operations: Operations) -> None:
+    def __init__(
+        self, settings: Settings, authenticator: Authenticator, backends: Backends, access: Access
+    ) -> None:
         self._anonymous_read = settings.auth.anonymous_read
         self._authenticator = authenticator
-        self.server = create_mcp_server(operations)
+        self.server = create_mcp_server(backends, access)
         security = _transport_security(settings)
         self._security = TransportSecurityMiddleware(security)
         # Stateless, JSON responses: any gateway replica answers any request (no sticky sessions),

@@ -11,9 +11,10 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from cograph_gateway.access import Access
+from cograph_gateway.backends import Backends
 from cograph_gateway.mcp.tools import INSTRUCTIONS, READ_ONLY, TOOL_DESCRIPTIONS, CographTools, Refusal
 from cograph_gateway.metrics import MCP_TOOL_CALLS, MCP_TOOL_DURATION
-from cograph_gateway.operations import Operations
 
 
 class _Server(MCPServer[Any]):
@@ -89,8 +90,8 @@ def _argument_problem(problem: ErrorDetails) -> str:
     return f"{where}: {problem['msg']} (given {shown[:80]}{'…' if len(shown) > 80 else ''})"
 
 
-def create_mcp_server(operations: Operations) -> MCPServer[Any]:
+def create_mcp_server(backends: Backends, access: Access) -> MCPServer[Any]:
     server = _Server(name="cograph", title="Cograph Document RAG", instructions=INSTRUCTIONS)
-    for name, handler in CographTools(operations).handlers().items():
+    for name, handler in CographTools(backends, access).handlers().items():
         server.add_tool(handler, name=name, description=TOOL_DESCRIPTIONS[name], annotations=READ_ONLY)
     return server

@@ -18,7 +18,8 @@ from pydantic import Field
 
 from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 from cograph_gateway import schemas as s
-from cograph_gateway.access import RepositoryName, parse_id
+from cograph_gateway.access import Access, RepositoryName, parse_id
+from cograph_gateway.backends import Backends
 from cograph_gateway.errors import Problem, grpc_status
 from cograph_gateway.identity import Principal
 from cograph_gateway.mcp import results as r
@@ -137,8 +138,13 @@ def _principal(ctx: Ctx) -> Principal:
 class CographTools:
     """The tools; each calls the operation its REST twin calls, with the caller's principal."""
 
-    def __init__(self, operations: Operations) -> None:
-        self._ops = operations
+    def __init__(self, backends: Backends, access: Access) -> None:
+        self._backends = backends
+        self._access = access
+
+    def _ops(self, ctx: Ctx) -> Operations:
+        """The operations, for the caller the endpoint authenticated."""
+        return Operations(self._backends, self._access, _principal(ctx))
 
     @_tool_errors
     async def retrieve(
@@ -154,8 +160,7 @@ class CographTools:
         kinds: KindsArg = None,
         related_limit: RelatedLimitArg = None,
     ) -> r.RetrieveResult:
-        found = await self._ops.search.retrieve(
-            _principal(ctx),
+        found = await self._ops(ctx).search.retrieve(
             RepositoryName.parse(repository),
             query,
             mode=mode,
@@ -174,7 +179,7 @@ class CographTools:
 
     @_tool_errors
     async def route(self, query: QueryArg, ctx: Ctx, limit: LimitArg = None) -> r.RouteResult:
-        routed = await self._ops.search.route(_principal(ctx), query, limit, Operation.MCP_ROUTE)
+        routed = await self._ops(ctx).search.route(query, limit, Operation.MCP_ROUTE)
         result, repos = routed.result, routed.repositories
         return r.RouteResult(
             pools=[r.Pool(store=p.store, confidence=p.confidence) for p in result.pools],
@@ -193,8 +198,8 @@ class CographTools:
             str, Field(max_length=MAX_PAGE_TOKEN, description="next_page_token of the last call.")
         ] = "",
     ) -> r.CollectionList:
-        page = await self._ops.collections.readable(
-            _principal(ctx), query, PageRequest(COLLECTIONS_PAGE_SIZE, page_token)
+        page = await self._ops(ctx).collections.readable(
+            query, PageRequest(COLLECTIONS_PAGE_SIZE, page_token)
         )
         return r.CollectionList(
             collections=[r.collection_info(c) for c in page.items], next_page_token=page.next_page_token
@@ -204,8 +209,8 @@ class CographTools:
     async def collection_search(
         self, collection_id: CollectionIdArg, query: QueryArg, ctx: Ctx, limit: LimitArg = None
     ) -> r.CollectionSearchResult:
-        found = await self._ops.collections.search(
-            _principal(ctx), collection_id, query, limit, Operation.MCP_COLLECTION_SEARCH
+        found = await self._ops(ctx).collections.search(
+            collection_id, query, limit, Operation.MCP_COLLECTION_SEARCH
         )
         return r.CollectionSearchResult(
             collection_id=parse_id(collection_id, "collection"),
@@ -220,8 +225,8 @@ class CographTools:
         document_id: DocumentIdArg,
         ctx: Ctx,
     ) -> r.CollectionDocument:
-        document = await self._ops.documents.get(
-            _principal(ctx), collection_id, document_id, Operation.MCP_COLLECTION_DOCUMENT
+        document = await self._ops(ctx).documents.get(
+            collection_id, document_id, Operation.MCP_COLLECTION_DOCUMENT
         )
         return r.collection_document(document)
 
@@ -238,20 +243,18 @@ class CographTools:
             Field(max_length=600, description="The chunk's repository (host/owner/name), for a doc chunk."),
         ] = None,
     ) -> r.ChunkText:
-        principal = _principal(ctx)
+        ops = self._ops(ctx)
         if (collection_id is None) == (repository is None):
             raise Problem(
                 400, "give exactly one of collection_id (collection chunk) and repository (doc chunk)"
             )
         chunk_id = parse_id(chunk_id, "chunk")  # judged before access, whichever the source
         if collection_id is not None:
-            chunk = await self._ops.documents.chunk(
-                principal, collection_id, chunk_id, Operation.MCP_READ_COLLECTION_CHUNK
-            )
+            chunk = await ops.documents.chunk(collection_id, chunk_id, Operation.MCP_READ_COLLECTION_CHUNK)
             return r.collection_chunk(chunk)
         assert repository is not None
-        found = await self._ops.repositories.chunk(
-            principal, RepositoryName.parse(repository), chunk_id, Operation.MCP_READ_REPOSITORY_CHUNK
+        found = await ops.repositories.chunk(
+            RepositoryName.parse(repository), chunk_id, Operation.MCP_READ_REPOSITORY_CHUNK
         )
         return r.repository_chunk(found.repository, found.value)
 
@@ -270,8 +273,7 @@ class CographTools:
             int, Field(ge=0, le=10_000_000, strict=True, description="Last line, inclusive; 0: the last.")
         ] = 0,
     ) -> r.FileText:
-        found = await self._ops.repositories.read_file(
-            _principal(ctx),
+        found = await self._ops(ctx).repositories.read_file(
             RepositoryName.parse(repository),
             path,
             start_line,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
+from cograph_gateway.identity import Principal
 from cograph_gateway.operations.collections import CollectionOperations
 from cograph_gateway.operations.documents import DocumentOperations
 from cograph_gateway.operations.jobs import JobOperations
@@ -18,14 +19,15 @@ from cograph_gateway.operations.search import SearchOperations
 
 
 class Operations:
-    """Every operation, by the aggregate it acts on."""
+    """Every operation, by the aggregate it acts on, for one caller: a face builds one per request
+    (REST through the `ops` dependency, MCP per tool call) for the principal it authenticated."""
 
-    def __init__(self, backends: Backends, access: Access) -> None:
-        self.collections = CollectionOperations(backends, access)
-        self.documents = DocumentOperations(backends, access)
-        self.jobs = JobOperations(backends, access)
-        self.repositories = RepositoryOperations(backends, access)
-        self.search = SearchOperations(backends, access)
+    def __init__(self, backends: Backends, access: Access, principal: Principal) -> None:
+        self.collections = CollectionOperations(backends, access, principal)
+        self.documents = DocumentOperations(backends, access, principal)
+        self.jobs = JobOperations(backends, access, principal)
+        self.repositories = RepositoryOperations(backends, access, principal)
+        self.search = SearchOperations(backends, access, principal)
 
 
 __all__ = ["Operations"]

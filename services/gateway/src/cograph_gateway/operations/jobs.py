@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph_gateway.convert import JOB_KIND_TO_PB, JOB_STATUS_TO_PB, job_from_pb
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations.base import OperationGroup
 from cograph_gateway.operations.paging import PageRequest, next_token
 from cograph_gateway.policy import Operation
@@ -14,29 +13,28 @@ from cograph_gateway.schemas import Job, JobKindName, JobStatusName, Page
 
 class JobOperations(OperationGroup):
     async def visible(
-        self, principal: Principal, status: JobStatusName | None, kind: JobKindName | None, page: PageRequest
+        self, status: JobStatusName | None, kind: JobKindName | None, page: PageRequest
     ) -> Page[Job]:
-        """Jobs of every public collection and every collection `principal` owns."""
-        self._access.require(principal, Operation.LIST_JOBS)
-        scope = await self._access.job_collections(principal)
+        """Jobs of every public collection and every collection the caller owns."""
+        self._access.require(self._principal, Operation.LIST_JOBS)
+        scope = await self._access.job_collections(self._principal)
         return await self._list(scope, status, kind, page)
 
     async def of_collection(
         self,
-        principal: Principal,
         collection_id: str,
         status: JobStatusName | None,
         kind: JobKindName | None,
         page: PageRequest,
     ) -> Page[Job]:
-        found = await self._access.collection(principal, Operation.LIST_COLLECTION_JOBS, collection_id)
+        found = await self._access.collection(self._principal, Operation.LIST_COLLECTION_JOBS, collection_id)
         return await self._list([found.collection_id], status, kind, page)
 
-    async def retry(self, principal: Principal, job_id: str) -> Job:
+    async def retry(self, job_id: str) -> Job:
         """A new job doing the failed one's work; answers it."""
-        job = await self._access.job(principal, Operation.RETRY_JOB, job_id)
+        job = await self._access.job(self._principal, Operation.RETRY_JOB, job_id)
         response = await self._backends.collections.RetryJob(
-            cpb.RetryJobRequest(job_id=job.id, requested_by=principal.subject)
+            cpb.RetryJobRequest(job_id=job.id, requested_by=self._principal.subject)
         )
         return job_from_pb(response.job)
 

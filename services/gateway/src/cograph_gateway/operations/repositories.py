@@ -29,7 +29,6 @@ from cograph_gateway.convert import (
 )
 from cograph_gateway.duplicates import warn_of_collection_copies
 from cograph_gateway.errors import Problem
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations.base import OperationGroup
 from cograph_gateway.operations.paging import PageRequest, next_token
 from cograph_gateway.policy import Operation
@@ -82,17 +81,17 @@ def check_range(start: int, end: int) -> None:
 
 
 class RepositoryOperations(OperationGroup):
-    async def register(self, principal: Principal, data: RepositoryCreate) -> Repository:
+    async def register(self, data: RepositoryCreate) -> Repository:
         """Register a repository by clone URL, or (administrators) one read from the server's disk."""
         if (data.clone_url is None) == (data.checkout_path is None):
             raise Problem(400, "give exactly one of clone_url and checkout_path")
-        self._access.require(principal, Operation.REGISTER_REPOSITORY)
+        self._access.require(self._principal, Operation.REGISTER_REPOSITORY)
         if is_local_source(data):
-            self._access.require(principal, Operation.REGISTER_LOCAL_REPOSITORY)
+            self._access.require(self._principal, Operation.REGISTER_LOCAL_REPOSITORY)
         request = rpb.RegisterRepositoryRequest(
             ref=rpb.RepositoryRef(host=data.host, owner=data.owner, name=data.name),
             visibility=repo_visibility_to_pb(data.visibility),
-            owner_subject=principal.subject,
+            owner_subject=self._principal.subject,
             default_branch=data.default_branch,
             web_url=data.web_url,
         )
@@ -102,60 +101,60 @@ class RepositoryOperations(OperationGroup):
             assert data.checkout_path is not None
             request.checkout_path = data.checkout_path
         response = await self._backends.repodocs.RegisterRepository(request)
-        return repository_from_pb(response.repository, show_server_paths=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=self._principal.admin)
 
-    async def readable(self, principal: Principal, page: PageRequest) -> Page[Repository]:
-        readable = await self._access.readable_repositories(principal)
+    async def readable(self, page: PageRequest) -> Page[Repository]:
+        readable = await self._access.readable_repositories(self._principal)
         response = await self._backends.repodocs.ListRepositories(
             rpb.ListRepositoriesRequest(repository_ids=readable, page=page.repodocs())
         )
         return Page(
-            items=[repository_from_pb(r, show_server_paths=principal.admin) for r in response.repositories],
+            items=[
+                repository_from_pb(r, show_server_paths=self._principal.admin) for r in response.repositories
+            ],
             next_page_token=next_token(response.next_page_token),
         )
 
-    async def get(self, principal: Principal, repository: RepositoryName) -> Repository:
+    async def get(self, repository: RepositoryName) -> Repository:
         """One repository, with its last sync."""
-        found = await self._access.repository(principal, Operation.GET_REPOSITORY, repository)
+        found = await self._access.repository(self._principal, Operation.GET_REPOSITORY, repository)
         response = await self._backends.repodocs.GetRepository(
             rpb.GetRepositoryRequest(repository_id=found.repository_id)
         )
-        return repository_from_pb(response.repository, show_server_paths=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=self._principal.admin)
 
-    async def add_grant(self, principal: Principal, repository: RepositoryName, group: str) -> Repository:
-        found = await self._access.repository(principal, Operation.ADD_REPOSITORY_GRANT, repository)
+    async def add_grant(self, repository: RepositoryName, group: str) -> Repository:
+        found = await self._access.repository(self._principal, Operation.ADD_REPOSITORY_GRANT, repository)
         response = await self._backends.repodocs.AddRepositoryGrant(
             rpb.AddRepositoryGrantRequest(repository_id=found.repository_id, group=group.strip())
         )
-        return repository_from_pb(response.repository, show_server_paths=principal.admin)
+        return repository_from_pb(response.repository, show_server_paths=self._principal.admin)
 
-    async def remove_grant(self, principal: Principal, repository: RepositoryName, group: str) -> None:
-        found = await self._access.repository(principal, Operation.REMOVE_REPOSITORY_GRANT, repository)
+    async def remove_grant(self, repository: RepositoryName, group: str) -> None:
+        found = await self._access.repository(self._principal, Operation.REMOVE_REPOSITORY_GRANT, repository)
         await self._backends.repodocs.RemoveRepositoryGrant(
             rpb.RemoveRepositoryGrantRequest(repository_id=found.repository_id, group=group.strip())
         )
 
-    async def sync(
-        self, principal: Principal, repository: RepositoryName, *, wait: bool, force_relink: bool
-    ) -> Sync:
+    async def sync(self, repository: RepositoryName, *, wait: bool, force_relink: bool) -> Sync:
         """Queue a sync, or with `wait` run it to its end; answers the sync."""
-        found = await self._access.repository(principal, Operation.SYNC_REPOSITORY, repository)
+        found = await self._access.repository(self._principal, Operation.SYNC_REPOSITORY, repository)
         response = await self._backends.repodocs.SyncRepository(
             rpb.SyncRepositoryRequest(
                 repository_id=found.repository_id, wait=wait, force_relink=force_relink
             ),
             timeout=SYNC_WAIT_SECONDS if wait else None,
         )
-        show_error = await self._shows_sync_errors(principal, found.repository_id)
+        show_error = await self._shows_sync_errors(found.repository_id)
         return sync_from_pb(response.sync, show_error=show_error)
 
-    async def syncs(self, principal: Principal, repository: RepositoryName, page: PageRequest) -> Page[Sync]:
+    async def syncs(self, repository: RepositoryName, page: PageRequest) -> Page[Sync]:
         """The repository's syncs, newest first."""
-        found = await self._access.repository(principal, Operation.LIST_SYNCS, repository)
+        found = await self._access.repository(self._principal, Operation.LIST_SYNCS, repository)
         response = await self._backends.repodocs.ListSyncs(
             rpb.ListSyncsRequest(repository_id=found.repository_id, page=page.repodocs())
         )
-        show_error = await self._shows_sync_errors(principal, found.repository_id)
+        show_error = await self._shows_sync_errors(found.repository_id)
         return Page(
             items=[sync_from_pb(x, show_error=show_error) for x in response.syncs],
             next_page_token=next_token(response.next_page_token),
@@ -163,13 +162,12 @@ class RepositoryOperations(OperationGroup):
 
     async def documents(
         self,
-        principal: Principal,
         repository: RepositoryName,
         kinds: list[RepoDocKind] | None,
         page: PageRequest,
     ) -> Page[RepoDocumentSummary]:
         """The repository's indexed documents, of some kinds or all."""
-        found = await self._access.repository(principal, Operation.LIST_REPO_DOCUMENTS, repository)
+        found = await self._access.repository(self._principal, Operation.LIST_REPO_DOCUMENTS, repository)
         response = await self._backends.repodocs.ListDocuments(
             rpb.ListDocumentsRequest(
                 repository_id=found.repository_id,
@@ -178,43 +176,39 @@ class RepositoryOperations(OperationGroup):
             )
         )
         documents = [repo_summary_from_pb(d) for d in response.documents]
-        await warn_of_collection_copies(documents, principal, self._backends, self._access)
+        await warn_of_collection_copies(documents, self._principal, self._backends, self._access)
         return Page(items=documents, next_page_token=next_token(response.next_page_token))
 
-    async def document(
-        self, principal: Principal, repository: RepositoryName, document_id: str
-    ) -> RepoDocument:
+    async def document(self, repository: RepositoryName, document_id: str) -> RepoDocument:
         """One indexed document in full."""
         document_id = parse_id(document_id, "document")
-        found = await self._access.repository(principal, Operation.GET_REPO_DOCUMENT, repository)
+        found = await self._access.repository(self._principal, Operation.GET_REPO_DOCUMENT, repository)
         response = await self._backends.repodocs.GetDocument(
             rpb.GetDocumentRequest(repository_id=found.repository_id, document_id=document_id)
         )
         document = repo_document_from_pb(response.document)
-        await warn_of_collection_copies([document], principal, self._backends, self._access)
+        await warn_of_collection_copies([document], self._principal, self._backends, self._access)
         return document
 
-    async def docs_tree(self, principal: Principal, repository: RepositoryName) -> DocsTree:
-        found = await self._access.repository(principal, Operation.GET_DOCS_TREE, repository)
+    async def docs_tree(self, repository: RepositoryName) -> DocsTree:
+        found = await self._access.repository(self._principal, Operation.GET_DOCS_TREE, repository)
         response = await self._backends.repodocs.GetDocsTree(
             rpb.GetDocsTreeRequest(repository_id=found.repository_id)
         )
         return DocsTree(roots=[docs_tree_node_from_pb(n) for n in response.roots])
 
-    async def docs_page(self, principal: Principal, repository: RepositoryName, page_slug: str) -> DocsPage:
+    async def docs_page(self, repository: RepositoryName, page_slug: str) -> DocsPage:
         """One docs page: its document, table of contents, navigation and the code it mentions."""
-        found = await self._access.repository(principal, Operation.GET_DOCS_PAGE, repository)
+        found = await self._access.repository(self._principal, Operation.GET_DOCS_PAGE, repository)
         response = await self._backends.repodocs.GetDocsPage(
             rpb.GetDocsPageRequest(repository_id=found.repository_id, slug=page_slug)
         )
         return docs_page_from_pb(response)
 
-    async def code_docs(
-        self, principal: Principal, repository: RepositoryName, node_id: str, limit: int
-    ) -> CodeDocs:
+    async def code_docs(self, repository: RepositoryName, node_id: str, limit: int) -> CodeDocs:
         """The documentation chunks that mention one code symbol."""
         node_id = parse_id(node_id, "code node")
-        found = await self._access.repository(principal, Operation.GET_CODE_DOCS, repository)
+        found = await self._access.repository(self._principal, Operation.GET_CODE_DOCS, repository)
         response = await self._backends.repodocs.GetRelatedDocChunks(
             rpb.GetRelatedDocChunksRequest(
                 repository_ids=[found.repository_id], code_node_ids=[node_id], limit=limit
@@ -227,7 +221,6 @@ class RepositoryOperations(OperationGroup):
 
     async def read_file(
         self,
-        principal: Principal,
         repository: RepositoryName,
         path: str,
         start: int,
@@ -237,7 +230,7 @@ class RepositoryOperations(OperationGroup):
         """Lines of a source file at the synced commit."""
         file_path = check_file_path(path)
         check_range(start, end)
-        found = await self._access.repository(principal, operation, repository)
+        found = await self._access.repository(self._principal, operation, repository)
         response = await self._backends.repodocs.ReadFileRange(
             rpb.ReadFileRangeRequest(
                 repository_id=found.repository_id, path=file_path, start_line=start, end_line=end
@@ -246,20 +239,20 @@ class RepositoryOperations(OperationGroup):
         return InRepository(found.slug, file_range_from_pb(response))
 
     async def chunk(
-        self, principal: Principal, repository: RepositoryName, chunk_id: str, operation: Operation
+        self, repository: RepositoryName, chunk_id: str, operation: Operation
     ) -> InRepository[RepoChunk]:
         """One repository doc chunk in full."""
         chunk_id = parse_id(chunk_id, "chunk")
-        found = await self._access.repository(principal, operation, repository)
+        found = await self._access.repository(self._principal, operation, repository)
         response = await self._backends.repodocs.GetChunk(
             rpb.GetChunkRequest(repository_id=found.repository_id, chunk_id=chunk_id)
         )
         return InRepository(found.slug, repo_chunk_from_pb(response.chunk))
 
-    async def _shows_sync_errors(self, principal: Principal, repository_id: str) -> bool:
+    async def _shows_sync_errors(self, repository_id: str) -> bool:
         """Whether the caller sees why a sync failed: administrators always, others unless the
         repository is read from the server's disk (git's words quote that directory)."""
-        if principal.admin:
+        if self._principal.admin:
             return True
         found = await self._backends.repodocs.GetRepository(
             rpb.GetRepositoryRequest(repository_id=repository_id)

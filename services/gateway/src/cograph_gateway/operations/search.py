@@ -20,7 +20,6 @@ from cograph_gateway.convert import (
     route_from_pb,
 )
 from cograph_gateway.errors import Problem, grpc_status
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations.base import OperationGroup
 from cograph_gateway.policy import Operation
 from cograph_gateway.schemas import (
@@ -73,7 +72,6 @@ async def _scoped(
 class SearchOperations(OperationGroup):
     async def retrieve(
         self,
-        principal: Principal,
         repository: RepositoryName,
         query: str,
         *,
@@ -88,7 +86,7 @@ class SearchOperations(OperationGroup):
             raise Problem(400, 'kinds filters repository docs: use it with mode "wiki"')
         if related_limit and mode != "code":
             raise Problem(400, 'related_limit is for code hits: use it with mode "code"')
-        found = await self._access.repository(principal, operation, repository)
+        found = await self._access.repository(self._principal, operation, repository)
         response = await self._backends.search.Retrieve(
             spb.RetrieveRequest(
                 query=query.strip(),
@@ -106,15 +104,15 @@ class SearchOperations(OperationGroup):
             repositories={found.repository_id: found.slug},
         )
 
-    async def route(
-        self, principal: Principal, query: str, limit: int | None, operation: Operation = Operation.ROUTE
-    ) -> Routing:
+    async def route(self, query: str, limit: int | None, operation: Operation = Operation.ROUTE) -> Routing:
         """Route within the caller's readable scope, resolved here before the search fans out."""
-        self._access.require(principal, operation)
+        self._access.require(self._principal, operation)
         failures: list[StoreFailure] = []
         repositories, collection_ids = await asyncio.gather(
-            _scoped(self._access.readable_repository_slugs(principal), {}, ("code", "repo_docs"), failures),
-            _scoped(self._access.readable_collections(principal), [], ("collections",), failures),
+            _scoped(
+                self._access.readable_repository_slugs(self._principal), {}, ("code", "repo_docs"), failures
+            ),
+            _scoped(self._access.readable_collections(self._principal), [], ("collections",), failures),
         )
         scope = spb.Scope(repository_ids=list(repositories), collection_ids=collection_ids)
         request = spb.RouteRequest(query=query.strip(), scope=scope, limit=limit_to_pb(limit))

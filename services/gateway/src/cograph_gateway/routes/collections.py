@@ -11,7 +11,6 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.routes.common import CollectionId, granted_group
@@ -26,32 +25,29 @@ class CollectionsController(Controller):
     @get("/", summary="List the collections you can read", responses=problem_responses())
     async def list_collections(
         self,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
         q: Annotated[
             str, QueryParameter(max_length=200, description="Filter on name and description (ILIKE)")
         ] = "",
     ) -> s.Page[s.Collection]:
-        return await ops.collections.readable(principal, q, page)
+        return await ops.collections.readable(q, page)
 
     @post("/", summary="Create a collection you own", responses=problem_responses())
     async def create_collection(
         self,
         data: JSONBody[s.CollectionCreate],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Collection:
-        return await ops.collections.create(principal, data)
+        return await ops.collections.create(data)
 
     @get("/{collection_id:str}", summary="One collection", responses=problem_responses(403, 404))
     async def get_collection(
         self,
         collection_id: Id,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Collection:
-        return await ops.collections.get(principal, collection_id)
+        return await ops.collections.get(collection_id)
 
     @patch(
         "/{collection_id:str}",
@@ -62,10 +58,9 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         data: JSONBody[s.CollectionUpdate],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Collection:
-        return await ops.collections.update(principal, collection_id, data)
+        return await ops.collections.update(collection_id, data)
 
     @delete(
         "/{collection_id:str}",
@@ -75,10 +70,9 @@ class CollectionsController(Controller):
     async def delete_collection(
         self,
         collection_id: Id,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> None:
-        await ops.collections.delete(principal, collection_id)
+        await ops.collections.delete(collection_id)
 
     @post(
         "/{collection_id:str}/grants",
@@ -89,10 +83,9 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         data: JSONBody[s.GrantCreate],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Collection:
-        return await ops.collections.add_grant(principal, collection_id, data.group)
+        return await ops.collections.add_grant(collection_id, data.group)
 
     @delete(
         "/{collection_id:str}/grants/{group:path}",
@@ -104,10 +97,9 @@ class CollectionsController(Controller):
         collection_id: Id,
         group: FromPath[str],
         request: Request[Any, Any, Any],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> None:
-        await ops.collections.remove_grant(principal, collection_id, granted_group(request, group))
+        await ops.collections.remove_grant(collection_id, granted_group(request, group))
 
     @post(
         "/{collection_id:str}/search",
@@ -119,10 +111,9 @@ class CollectionsController(Controller):
         self,
         collection_id: Id,
         data: JSONBody[s.SearchRequest],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.CollectionSearchResult:
-        return await ops.collections.search(principal, collection_id, data.query, data.limit)
+        return await ops.collections.search(collection_id, data.query, data.limit)
 
     @get(
         "/{collection_id:str}/embed-status",
@@ -132,10 +123,9 @@ class CollectionsController(Controller):
     async def embed_status(
         self,
         collection_id: Id,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.EmbedStatus:
-        return await ops.collections.embed_status(principal, collection_id)
+        return await ops.collections.embed_status(collection_id)
 
     @post(
         "/{collection_id:str}/re-embed",
@@ -146,7 +136,6 @@ class CollectionsController(Controller):
     async def re_embed(
         self,
         collection_id: Id,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Job:
-        return await ops.collections.re_embed(principal, collection_id)
+        return await ops.collections.re_embed(collection_id)

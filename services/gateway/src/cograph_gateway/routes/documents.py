@@ -16,7 +16,6 @@ from litestar.params import JSONBody
 from cograph_errors import shown
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import Problem, cut, problem_responses
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.routes.common import ChunkId, CollectionId, DocumentId
@@ -164,10 +163,9 @@ class DocumentsController(Controller):
         self,
         collection_id: Id,
         request: Request[Any, Any, Any],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.UploadResult:
-        return await ops.documents.upload(principal, collection_id, lambda: _read_upload(request))
+        return await ops.documents.upload(collection_id, lambda: _read_upload(request))
 
     @post(
         "/documents/batch",
@@ -180,20 +178,18 @@ class DocumentsController(Controller):
         self,
         collection_id: Id,
         data: JSONBody[s.BatchUpload],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.BatchResult:
-        return await ops.documents.upload_batch(principal, collection_id, data.documents)
+        return await ops.documents.upload_batch(collection_id, data.documents)
 
     @get("/documents", summary="The collection's documents", responses=problem_responses(403, 404))
     async def list_documents(
         self,
         collection_id: Id,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
     ) -> s.Page[s.DocumentSummary]:
-        return await ops.documents.summaries(principal, collection_id, page)
+        return await ops.documents.summaries(collection_id, page)
 
     @get(
         "/documents/{document_id:str}",
@@ -206,10 +202,9 @@ class DocumentsController(Controller):
         self,
         collection_id: Id,
         document_id: DocumentId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Document:
-        return await ops.documents.get(principal, collection_id, document_id)
+        return await ops.documents.get(collection_id, document_id)
 
     @delete(
         "/documents/{document_id:str}",
@@ -220,10 +215,9 @@ class DocumentsController(Controller):
         self,
         collection_id: Id,
         document_id: DocumentId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> None:
-        await ops.documents.delete(principal, collection_id, document_id)
+        await ops.documents.delete(collection_id, document_id)
 
     @get(
         "/documents/{document_id:str}/chunks",
@@ -234,18 +228,16 @@ class DocumentsController(Controller):
         self,
         collection_id: Id,
         document_id: DocumentId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
     ) -> s.Page[s.Chunk]:
-        return await ops.documents.chunks(principal, collection_id, document_id, page)
+        return await ops.documents.chunks(collection_id, document_id, page)
 
     @get("/chunks/{chunk_id:str}", summary="One chunk in full", responses=problem_responses(403, 404))
     async def get_chunk(
         self,
         collection_id: Id,
         chunk_id: ChunkId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Chunk:
-        return await ops.documents.chunk(principal, collection_id, chunk_id)
+        return await ops.documents.chunk(collection_id, chunk_id)

@@ -15,7 +15,6 @@ from litestar.status_codes import HTTP_202_ACCEPTED
 
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.routes.common import CollectionId, JobId
@@ -36,13 +35,12 @@ class JobsController(Controller):
     )
     async def list_jobs(
         self,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
         status: StatusFilter = None,
         kind: KindFilter = None,
     ) -> s.Page[s.Job]:
-        return await ops.jobs.visible(principal, status, kind, page)
+        return await ops.jobs.visible(status, kind, page)
 
     @get(
         "/{collection_id:str}/jobs",
@@ -52,13 +50,12 @@ class JobsController(Controller):
     async def list_collection_jobs(
         self,
         collection_id: CollectionId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
         status: StatusFilter = None,
         kind: KindFilter = None,
     ) -> s.Page[s.Job]:
-        return await ops.jobs.of_collection(principal, collection_id, status, kind, page)
+        return await ops.jobs.of_collection(collection_id, status, kind, page)
 
     @post(
         "/jobs/{job_id:str}/retry",
@@ -71,7 +68,6 @@ class JobsController(Controller):
     async def retry_job(
         self,
         job_id: JobId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Job:
-        return await ops.jobs.retry(principal, job_id)
+        return await ops.jobs.retry(job_id)

@@ -17,7 +17,6 @@ from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 from cograph_gateway import schemas as s
 from cograph_gateway.access import RepositoryName
 from cograph_gateway.errors import problem_responses
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.policy import Operation
@@ -46,28 +45,25 @@ class ReposController(Controller):
     async def register(
         self,
         data: JSONBody[s.RepositoryCreate],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Repository:
-        return await ops.repositories.register(principal, data)
+        return await ops.repositories.register(data)
 
     @get("/", summary="List the repositories you can read", responses=problem_responses())
     async def list_repositories(
         self,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
     ) -> s.Page[s.Repository]:
-        return await ops.repositories.readable(principal, page)
+        return await ops.repositories.readable(page)
 
     @get(REPO, summary="One repository, with its last sync", responses=_RESPONSES)
     async def get_repository(
         self,
         repository: NamedDependency[RepositoryName],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Repository:
-        return await ops.repositories.get(principal, repository)
+        return await ops.repositories.get(repository)
 
     @post(
         REPO + "/grants",
@@ -78,10 +74,9 @@ class ReposController(Controller):
         self,
         repository: NamedDependency[RepositoryName],
         data: JSONBody[s.GrantCreate],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.Repository:
-        return await ops.repositories.add_grant(principal, repository, data.group)
+        return await ops.repositories.add_grant(repository, data.group)
 
     @delete(
         REPO + "/grants/{group:path}",
@@ -93,10 +88,9 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         group: FromPath[str],
         request: Request[Any, Any, Any],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> None:
-        await ops.repositories.remove_grant(principal, repository, granted_group(request, group))
+        await ops.repositories.remove_grant(repository, granted_group(request, group))
 
     @post(
         REPO + "/sync",
@@ -114,57 +108,52 @@ class ReposController(Controller):
     async def sync(
         self,
         repository: NamedDependency[RepositoryName],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         wait: Annotated[bool, QueryParameter(description="Block until the sync ends")] = False,
         force_relink: Annotated[
             bool, QueryParameter(description="Re-link unchanged documents too (after a large rename)")
         ] = False,
     ) -> Response[s.Sync]:
-        sync = await ops.repositories.sync(principal, repository, wait=wait, force_relink=force_relink)
+        sync = await ops.repositories.sync(repository, wait=wait, force_relink=force_relink)
         return Response(sync, status_code=HTTP_200_OK if wait else HTTP_202_ACCEPTED)
 
     @get(REPO + "/syncs", summary="The repository's syncs, newest first", responses=_RESPONSES)
     async def list_syncs(
         self,
         repository: NamedDependency[RepositoryName],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
     ) -> s.Page[s.Sync]:
-        return await ops.repositories.syncs(principal, repository, page)
+        return await ops.repositories.syncs(repository, page)
 
     @get(REPO + "/documents", summary="The repository's indexed documents", responses=_RESPONSES)
     async def list_documents(
         self,
         repository: NamedDependency[RepositoryName],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
         kind: Annotated[
             list[s.RepoDocKind] | None, QueryParameter(description="Only these kinds (repeatable)")
         ] = None,
     ) -> s.Page[s.RepoDocumentSummary]:
-        return await ops.repositories.documents(principal, repository, kind, page)
+        return await ops.repositories.documents(repository, kind, page)
 
     @get(REPO + "/documents/{document_id:str}", summary="One indexed document in full", responses=_RESPONSES)
     async def get_document(
         self,
         repository: NamedDependency[RepositoryName],
         document_id: DocumentId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.RepoDocument:
-        return await ops.repositories.document(principal, repository, document_id)
+        return await ops.repositories.document(repository, document_id)
 
     @get(REPO + "/docs", summary="The rendered docs' page tree", responses=_RESPONSES)
     async def docs_tree(
         self,
         repository: NamedDependency[RepositoryName],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.DocsTree:
-        return await ops.repositories.docs_tree(principal, repository)
+        return await ops.repositories.docs_tree(repository)
 
     @get(
         REPO + "/docs/{page_slug:str}",
@@ -175,10 +164,9 @@ class ReposController(Controller):
         self,
         repository: NamedDependency[RepositoryName],
         page_slug: FromPath[str],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.DocsPage:
-        return await ops.repositories.docs_page(principal, repository, page_slug)
+        return await ops.repositories.docs_page(repository, page_slug)
 
     @post(
         REPO + "/code/search",
@@ -190,11 +178,9 @@ class ReposController(Controller):
         self,
         repository: NamedDependency[RepositoryName],
         data: JSONBody[s.CodeSearchRequest],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.CodeSearchResult:
         found = await ops.search.retrieve(
-            principal,
             repository,
             data.query,
             mode="code",
@@ -213,11 +199,10 @@ class ReposController(Controller):
         self,
         repository: NamedDependency[RepositoryName],
         node_id: NodeId,
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         limit: Annotated[int, QueryParameter(ge=1, le=50, description="Chunks at most")] = 3,
     ) -> s.CodeDocs:
-        return await ops.repositories.code_docs(principal, repository, node_id, limit)
+        return await ops.repositories.code_docs(repository, node_id, limit)
 
     @get(
         REPO + "/files/{path:path}",
@@ -229,9 +214,8 @@ class ReposController(Controller):
         self,
         repository: NamedDependency[RepositoryName],
         path: FromPath[str],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
         start: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="First line (1-based)")] = 0,
         end: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="Last line, inclusive")] = 0,
     ) -> s.FileRange:
-        return (await ops.repositories.read_file(principal, repository, path, start, end)).value
+        return (await ops.repositories.read_file(repository, path, start, end)).value

@@ -9,7 +9,6 @@ from litestar.status_codes import HTTP_200_OK
 
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
-from cograph_gateway.identity import Principal
 from cograph_gateway.operations import Operations
 
 
@@ -28,7 +27,6 @@ class SearchController(Controller):
     async def route(
         self,
         data: JSONBody[s.SearchRequest],
-        principal: NamedDependency[Principal],
         ops: NamedDependency[Operations],
     ) -> s.RouteResult:
-        return (await ops.search.route(principal, data.query, data.limit)).result
+        return (await ops.search.route(data.query, data.limit)).result

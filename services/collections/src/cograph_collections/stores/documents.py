@@ -52,6 +52,24 @@ LINK_COLUMNS = (
 )
 
 
+def _stored_values(document: PreparedDocument) -> tuple[object, ...]:
+    """What insert_document and update_document store of a document beyond its key, in their
+    parameters' order (normalised_key to line_count)."""
+    parsed = document.parsed
+    return (
+        normalise_source_key(document.source_key),
+        wiki_key(document.source_key),
+        document.content,
+        document.content_hash,
+        document.size_bytes,
+        parsed.title,
+        parsed.frontmatter,
+        _structure(parsed),
+        parsed.word_count,
+        parsed.line_count,
+    )
+
+
 def _structure(parsed: ParsedDocument) -> dict[str, Any]:
     return {
         "heading_tree": msgspec.to_builtins(parsed.heading_tree),
@@ -93,42 +111,15 @@ class DocumentStore:
     async def insert(self, collection_id: uuid.UUID, document: PreparedDocument) -> uuid.UUID | None:
         """The new document's row (write_parts adds its chunks and links); None when a
         concurrent upload created the key first."""
-        parsed = document.parsed
         document_id: uuid.UUID | None = await self._db.fetchval(
-            SQL.insert_document,
-            collection_id,
-            document.source_key,
-            normalise_source_key(document.source_key),
-            wiki_key(document.source_key),
-            document.content,
-            document.content_hash,
-            document.size_bytes,
-            parsed.title,
-            parsed.frontmatter,
-            _structure(parsed),
-            parsed.word_count,
-            parsed.line_count,
+            SQL.insert_document, collection_id, document.source_key, *_stored_values(document)
         )
         return document_id
 
     async def update(self, document_id: uuid.UUID, document: PreparedDocument) -> None:
         """New content under the same id, so links that point at the document stay bound.
         Its old chunks and links go; write_parts brings the new ones."""
-        parsed = document.parsed
-        await self._db.execute(
-            SQL.update_document,
-            document_id,
-            normalise_source_key(document.source_key),
-            wiki_key(document.source_key),
-            document.content,
-            document.content_hash,
-            document.size_bytes,
-            parsed.title,
-            parsed.frontmatter,
-            _structure(parsed),
-            parsed.word_count,
-            parsed.line_count,
-        )
+        await self._db.execute(SQL.update_document, document_id, *_stored_values(document))
         await self._db.execute(SQL.delete_chunks, document_id)
         await self._db.execute(SQL.delete_links, document_id)
 

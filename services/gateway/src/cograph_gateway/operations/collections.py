@@ -15,7 +15,7 @@ from cograph_gateway.convert import (
 )
 from cograph_gateway.errors import Problem
 from cograph_gateway.operations.base import OperationGroup
-from cograph_gateway.operations.paging import PageRequest, next_token
+from cograph_gateway.operations.paging import PageRequest, page_of
 from cograph_gateway.policy import Operation
 from cograph_gateway.schemas import (
     Collection,
@@ -35,10 +35,7 @@ class CollectionOperations(OperationGroup):
         response = await self._backends.collections.ListCollections(
             cpb.ListCollectionsRequest(collection_ids=readable, query=query, page=page.collections())
         )
-        return Page(
-            items=[collection_from_pb(c) for c in response.collections],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return page_of([collection_from_pb(c) for c in response.collections], response.next_page_token)
 
     async def create(self, data: CollectionCreate) -> Collection:
         self._access.require(self._principal, Operation.CREATE_COLLECTION)

@@ -16,7 +16,7 @@ from cograph_gateway.convert import (
 from cograph_gateway.duplicates import warn_of_repository_copies
 from cograph_gateway.errors import Problem
 from cograph_gateway.operations.base import OperationGroup
-from cograph_gateway.operations.paging import PageRequest, next_token
+from cograph_gateway.operations.paging import PageRequest, page_of
 from cograph_gateway.policy import Operation
 from cograph_gateway.schemas import (
     BatchResult,
@@ -84,10 +84,7 @@ class DocumentOperations(OperationGroup):
         response = await self._backends.collections.ListDocuments(
             cpb.ListDocumentsRequest(collection_id=found.collection_id, page=page.collections())
         )
-        return Page(
-            items=[summary_from_pb(d) for d in response.documents],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return page_of([summary_from_pb(d) for d in response.documents], response.next_page_token)
 
     async def get(
         self,
@@ -124,10 +121,7 @@ class DocumentOperations(OperationGroup):
                 page=page.collections(),
             )
         )
-        return Page(
-            items=[chunk_from_pb(c) for c in response.chunks],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return page_of([chunk_from_pb(c) for c in response.chunks], response.next_page_token)
 
     async def chunk(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cograph.collections.v1 import collections_service_pb2 as cpb
 from cograph_gateway.convert import JOB_KIND_TO_PB, JOB_STATUS_TO_PB, job_from_pb
 from cograph_gateway.operations.base import OperationGroup
-from cograph_gateway.operations.paging import PageRequest, next_token
+from cograph_gateway.operations.paging import PageRequest, page_of
 from cograph_gateway.policy import Operation
 from cograph_gateway.schemas import Job, JobKindName, JobStatusName, Page
 
@@ -53,7 +53,4 @@ class JobOperations(OperationGroup):
                 page=page.collections(),
             )
         )
-        return Page(
-            items=[job_from_pb(j) for j in response.jobs],
-            next_page_token=next_token(response.next_page_token),
-        )
+        return page_of([job_from_pb(j) for j in response.jobs], response.next_page_token)

@@ -30,7 +30,7 @@ from cograph_gateway.convert import (
 from cograph_gateway.duplicates import warn_of_collection_copies
 from cograph_gateway.errors import Problem
 from cograph_gateway.operations.base import OperationGroup
-from cograph_gateway.operations.paging import PageRequest, next_token
+from cograph_gateway.operations.paging import PageRequest, page_of
 from cograph_gateway.policy import Operation
 from cograph_gateway.schemas import (
     CodeDocs,
@@ -108,11 +108,9 @@ class RepositoryOperations(OperationGroup):
         response = await self._backends.repodocs.ListRepositories(
             rpb.ListRepositoriesRequest(repository_ids=readable, page=page.repodocs())
         )
-        return Page(
-            items=[
-                repository_from_pb(r, show_server_paths=self._principal.admin) for r in response.repositories
-            ],
-            next_page_token=next_token(response.next_page_token),
+        return page_of(
+            [repository_from_pb(r, show_server_paths=self._principal.admin) for r in response.repositories],
+            response.next_page_token,
         )
 
     async def get(self, repository: RepositoryName) -> Repository:
@@ -155,9 +153,8 @@ class RepositoryOperations(OperationGroup):
             rpb.ListSyncsRequest(repository_id=found.repository_id, page=page.repodocs())
         )
         show_error = await self._shows_sync_errors(found.repository_id)
-        return Page(
-            items=[sync_from_pb(x, show_error=show_error) for x in response.syncs],
-            next_page_token=next_token(response.next_page_token),
+        return page_of(
+            [sync_from_pb(x, show_error=show_error) for x in response.syncs], response.next_page_token
         )
 
     async def documents(
@@ -177,7 +174,7 @@ class RepositoryOperations(OperationGroup):
         )
         documents = [repo_summary_from_pb(d) for d in response.documents]
         await warn_of_collection_copies(documents, self._principal, self._backends, self._access)
-        return Page(items=documents, next_page_token=next_token(response.next_page_token))
+        return page_of(documents, response.next_page_token)
 
     async def document(self, repository: RepositoryName, document_id: str) -> RepoDocument:
         """One indexed document in full."""

@@ -13,7 +13,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import msgspec
@@ -77,16 +77,12 @@ class Documents:
     async def get(self, repository_id: uuid.UUID, document_id: uuid.UUID) -> DocumentRow:
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).get(repository_id, document_id)
-        if row is None:
-            raise NotFound(f"document {document_id} does not exist in this repository")
-        return row
+        return _found(row, f"document {document_id}")
 
     async def chunk(self, repository_id: uuid.UUID, chunk_id: uuid.UUID) -> ChunkRow:
         async with self._pool.acquire() as connection:
             row = await DocumentStore(connection).chunk(repository_id, chunk_id)
-        if row is None:
-            raise NotFound(f"chunk {chunk_id} does not exist in this repository")
-        return row
+        return _found(row, f"chunk {chunk_id}")
 
     async def by_content(
         self, repository_ids: Sequence[uuid.UUID] | None, content_hashes: list[str]
@@ -180,3 +176,13 @@ def _navigation(document: DocumentRow, pages: list[PageRow] | None) -> PageNav:
 
 def _headings(document: DocumentRow) -> list[Heading]:
     return [found.heading for found in find_headings(document.path, document.content)]
+
+
+R = TypeVar("R")
+
+
+def _found(row: R | None, what: str) -> R:
+    """The row read from the repository, or NotFound naming what was asked for."""
+    if row is None:
+        raise NotFound(f"{what} does not exist in this repository")
+    return row

@@ -128,33 +128,28 @@ class Repositories:
         web_url = rules.check_web_url(request.web_url)
         if (request.clone_url is None) == (request.checkout_path is None):
             raise InvalidArgument("give exactly one of clone_url and checkout_path")
+        url: str | None = None
+        path: str | None = None
         if request.checkout_path is not None:
             path = rules.check_checkout_path(request.checkout_path)
             if not await asyncio.to_thread(Path(path).is_dir):
                 raise InvalidArgument(f"checkout_path {path!r} is not an existing directory")
-            return NewRepository(
-                ref=ref,
-                clone_url=None,
-                checkout_path=path,
-                visibility=visibility,
-                owner_subject=owner,
-                default_branch=branch,
-                web_url=web_url,
-            )
-        assert request.clone_url is not None
-        url = rules.check_clone_url(request.clone_url)
-        try:
-            await self._checkouts.probe_remote(url, branch)
-        except GitError as error:
-            raise InvalidArgument(
-                f"clone_url {rules.redact_credentials(url)!r} cannot be read: {error}"
-            ) from None
+        else:
+            assert request.clone_url is not None
+            url = rules.check_clone_url(request.clone_url)
+            try:
+                await self._checkouts.probe_remote(url, branch)
+            except GitError as error:
+                raise InvalidArgument(
+                    f"clone_url {rules.redact_credentials(url)!r} cannot be read: {error}"
+                ) from None
+            web_url = web_url or rules.derive_web_url(url, branch)
         return NewRepository(
             ref=ref,
             clone_url=url,
-            checkout_path=None,
+            checkout_path=path,
             visibility=visibility,
             owner_subject=owner,
             default_branch=branch,
-            web_url=web_url or rules.derive_web_url(url, branch),
+            web_url=web_url,
         )

@@ -13,7 +13,7 @@ from pgvector import Vector
 
 from cograph_db import Connection, Queries
 from cograph_embeddings import ModelInfo
-from cograph_repodocs.domain.symbols import Language, Symbol, SymbolKind
+from cograph_repodocs.domain.symbols import Symbol, SymbolKind
 
 SQL = Queries.load("cograph_repodocs.sql", "code.sql")
 
@@ -53,17 +53,11 @@ class StoredNode(msgspec.Struct, frozen=True, kw_only=True):
         return self.embedding_model == model.name and self.embedding_dim == model.dimension
 
 
-class CodeNodeRow(msgspec.Struct, frozen=True, kw_only=True):
+class CodeNodeRow(Symbol, frozen=True, kw_only=True):
+    """A symbol as stored: with its id and repository."""
+
     id: uuid.UUID
     repository_id: uuid.UUID
-    name: str
-    qualified_name: str
-    kind: SymbolKind
-    language: Language
-    path: str
-    start_line: int
-    end_line: int
-    signature: str
 
 
 class NewNode(msgspec.Struct, frozen=True):

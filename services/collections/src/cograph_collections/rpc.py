@@ -18,6 +18,7 @@ from cograph_collections.application.collections import Collections
 from cograph_collections.application.documents import Documents
 from cograph_collections.application.jobs import Jobs
 from cograph_collections.application.search import ChunkSearch
+from cograph_collections.domain.jobs import JobQuery
 from cograph_collections.domain.uploads import Upload
 from cograph_collections.mapping import (
     KIND_FROM_PB,
@@ -209,13 +210,14 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
         ids = parse_ids(request.collection_ids, "collection")
         page = page_request(request.page.page_size, request.page.page_token, (TIMESTAMP, UUID))
-        rows = await self._jobs.find(
-            ids,
+        query = JobQuery(
+            collection_ids=ids,
             status=STATUS_FROM_PB.get(request.status),
             kind=KIND_FROM_PB.get(request.kind),
             limit=page.limit,
-            after=page.after,
+            after=tuple(page.after),
         )
+        rows = await self._jobs.find(query)
         return pb.ListJobsResponse(
             jobs=[job_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.created_at, row.id)),

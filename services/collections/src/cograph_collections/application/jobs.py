@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 
-from cograph_collections.domain.jobs import Job, Kind, Status, check_retryable
+from cograph_collections.domain.jobs import Job, JobQuery, Kind, check_retryable
 from cograph_collections.stores.collections import CollectionStore
 from cograph_collections.stores.jobs import JobStore
 from cograph_db import DATABASE_ERRORS
@@ -34,20 +34,10 @@ class Jobs:
             raise NotFound(f"job {job_id} does not exist")
         return job
 
-    async def find(
-        self,
-        collection_ids: list[uuid.UUID],
-        *,
-        status: Status | None,
-        kind: Kind | None,
-        limit: int,
-        after: Sequence[str | None],
-    ) -> list[Job]:
-        """The collections' jobs, newest first, after that (created_at, id)."""
+    async def find(self, query: JobQuery) -> list[Job]:
+        """The jobs the query asks for, newest first."""
         async with self._pool.acquire() as connection:
-            return await JobStore(connection).find(
-                collection_ids, status=status, kind=kind, limit=limit, after=after
-            )
+            return await JobStore(connection).find(query)
 
     async def re_embed(self, collection_id: uuid.UUID, requested_by: str) -> Job:
         """Queue the job that re-chunks what older chunker parameters built, then embeds every

@@ -25,6 +25,17 @@ class Status(enum.StrEnum):
     ERROR = "error"
 
 
+class JobQuery(msgspec.Struct, frozen=True, kw_only=True):
+    """Which jobs a list asks for: of these collections, in this status and of this kind (None:
+    any), newest first, after the (created_at, id) of a page key."""
+
+    collection_ids: list[uuid.UUID]
+    status: Status | None
+    kind: Kind | None
+    limit: int
+    after: tuple[str | None, ...]
+
+
 class Job(msgspec.Struct, frozen=True):
     id: uuid.UUID
     collection_id: uuid.UUID

@@ -4,13 +4,13 @@ is no separate broker that could lose it. Workers claim with SKIP LOCKED and wak
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
 import msgspec
 
-from cograph_collections.domain.jobs import Claimed, Job, Kind, Status
+from cograph_collections.domain.jobs import Claimed, Job, JobQuery, Kind, Status
 from cograph_db import Connection, Queries
 from cograph_errors import NotFound
 
@@ -94,23 +94,15 @@ class JobStore:
         row = await self._db.fetchrow(SQL.select_job, job_id)
         return msgspec.convert(dict(row), Job) if row else None
 
-    async def find(
-        self,
-        collection_ids: list[uuid.UUID],
-        *,
-        status: Status | None,
-        kind: Kind | None,
-        limit: int,
-        after: Sequence[str | None],
-    ) -> list[Job]:
-        """Newest first, after that (created_at, id) (a page token's)."""
+    async def find(self, query: JobQuery) -> list[Job]:
+        """Newest first, after the query's (created_at, id) (a page token's)."""
         rows = await self._db.fetch(
             SQL.select_jobs,
-            collection_ids,
-            status.value if status else None,
-            kind.value if kind else None,
-            limit,
-            *after,
+            query.collection_ids,
+            query.status.value if query.status else None,
+            query.kind.value if query.kind else None,
+            query.limit,
+            *query.after,
         )
         return [msgspec.convert(dict(row), Job) for row in rows]
 

@@ -59,11 +59,13 @@ async def _up(settings: Settings) -> None:
             await asyncio.wait_for(system.hosts["gateway"].ready.wait(), timeout=60)
             url = system.gateway_url
             print(f"\nCograph Document RAG is up at {url}")
+            print(f"  web pages   {url}/docs  (sign in with a token)")
             print(f"  REST API    {url}/api  (OpenAPI: {url}/api/schema)")
             print(f"  readiness   {url}/readyz")
             tokens = system.settings.auth.api_tokens
             if tokens and tokens[0].sub == "dev":
-                print(f"  dev token   {tokens[0].token}   (admin; send 'Authorization: Bearer <token>')")
+                usage = "admin; sign in with it, or send 'Authorization: Bearer <token>'"
+                print(f"  dev token   {tokens[0].token}   ({usage})")
             print("Press Ctrl-C to stop.", flush=True)
             await wait_for_signal()
             print("Stopping…", file=sys.stderr)

@@ -277,8 +277,18 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True):
         ),
     ] = 30.0
 
+    session_secret: Annotated[
+        str,
+        Meta(
+            description="Key of the web pages' session cookies (any string, 16+ characters); from a "
+            "Secret. Empty: a random key per process, so sessions end on restart and need one replica."
+        ),
+    ] = ""
+
     def __post_init__(self) -> None:
         _require_finite(self, "GATEWAY")
+        if self.session_secret and len(self.session_secret) < 16:
+            raise ValueError("COGRAPH_GATEWAY__SESSION_SECRET must be at least 16 characters")
 
 
 # Unknown fields refused: a misspelt "rolez" silently dropped the token's admin role.

@@ -27,6 +27,7 @@ from cograph_gateway.routes.documents import DocumentsController
 from cograph_gateway.routes.jobs import JobsController
 from cograph_gateway.routes.repos import ReposController
 from cograph_gateway.routes.search import SearchController
+from cograph_gateway.web import web_face
 from cograph_grpc import GrpcServer
 from cograph_service import Readiness, ServiceHost, grpc_health_check, ops_handlers
 from cograph_settings import Settings
@@ -42,6 +43,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         lookup_seconds=settings.search.store_deadline_seconds,
     )
     mcp = McpEndpoint(settings, authenticator, backends, access)
+    web = web_face(settings, authenticator, backends, access)
 
     async def principal(request: Request[Any, Any, Any]) -> Principal:
         found = await authenticator.authenticate(request.headers.get("authorization"))
@@ -69,11 +71,13 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
             ReposController,
             SearchController,
             mcp_endpoint,
+            *web.route_handlers,
         ],
         dependencies={
             "principal": Provide(principal),
             "ops": Provide(operations, sync_to_thread=False),
             "page": Provide(page, sync_to_thread=False),
+            **web.dependencies,
         },
         lifespan=[mcp.lifespan],
         # Request rate, latency and errors per route template (not per raw path: ids would
@@ -81,8 +85,11 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         middleware=[
             PrometheusConfig(
                 app_name="cograph_gateway", prefix="cograph_http", group_path=True, exclude=["/metrics"]
-            ).middleware
+            ).middleware,
+            *web.middleware,
         ],
+        csrf_config=web.csrf,
+        template_config=web.templates,
         before_send=[count_unmatched],
         exception_handlers=EXCEPTION_HANDLERS,
         plugins=[OpenTelemetryPlugin(OpenTelemetryConfig()), StrictStructSchemaPlugin()],

@@ -1,0 +1,230 @@
+"""The web pages: a third face of the gateway over the same operations as REST and MCP.
+
+Each page reads its form or query, calls operations built for the browser's principal, and renders
+a template. Every page works as plain HTML with forms; a refusal is shown as the REST problem's
+words with its status, and an unreadable collection answers exactly as REST does (403, or 404).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from grpc import aio
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import UploadFile
+from litestar.di import NamedDependency
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, FromPath, FromQuery, QueryParameter
+from litestar.response import Redirect, Template
+
+from cograph_gateway import schemas as s
+from cograph_gateway.errors import Problem, cut, grpc_status
+from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError, Principal
+from cograph_gateway.operations import Operations
+from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.web.render import render_document
+from cograph_gateway.web.session import (
+    TOKEN_KEY,
+    VIEWER_KEY,
+    SignInRequired,
+    Viewers,
+    safe_next,
+    sign_in_url,
+)
+
+TABS = ("preview", "raw", "metadata", "chunks")
+# The most chunks a viewer lists: the collection chunker's cap per document.
+MAX_CHUNKS = 512
+Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+def _page(template: str, request: Request[Any, Any, Any], code: int = 200, **context: Any) -> Template:
+    viewer = request.scope.get(VIEWER_KEY)
+    return Template(template_name=template, context={"viewer": viewer, **context}, status_code=code)
+
+
+def _refused(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:
+    return _page("error.html", request, status, status=status, detail=detail)
+
+
+def problem_page(request: Request[Any, Any, Any], error: Problem) -> Response[Any]:
+    return _refused(request, error.status, error.detail)
+
+
+def service_error_page(request: Request[Any, Any, Any], error: aio.AioRpcError) -> Response[Any]:
+    return _refused(request, *grpc_status(error))
+
+
+def sign_in_page(request: Request[Any, Any, Any], error: SignInRequired) -> Response[Any]:
+    return Redirect(sign_in_url(request, error.reason))
+
+
+class DocsPages(Controller):
+    """Sign-in, the collections, a collection, a document."""
+
+    include_in_schema = False
+    exception_handlers = {  # noqa: RUF012
+        Problem: problem_page,
+        aio.AioRpcError: service_error_page,
+        SignInRequired: sign_in_page,
+    }
+
+    @get("/")
+    async def home(self) -> Redirect:
+        return Redirect("/docs")
+
+    @get("/sign-in")
+    async def sign_in_form(
+        self, request: Request[Any, Any, Any], next: FromQuery[str] = "/docs", reason: FromQuery[str] = ""
+    ) -> Template:
+        return _page("sign_in.html", request, next=safe_next(next), reason=reason)
+
+    @post("/sign-in", status_code=303)
+    async def sign_in(
+        self,
+        request: Request[Any, Any, Any],
+        viewers: NamedDependency[Viewers],
+        data: Annotated[dict[str, str], Form],
+    ) -> Response[Any]:
+        target = safe_next(data.get("next", "/docs"))
+        try:
+            await viewers.check(data.get("token", ""))
+        except (AuthenticationError, KeySetUnavailableError) as error:
+            status = 503 if isinstance(error, KeySetUnavailableError) else 401
+            return _page("sign_in.html", request, status, next=target, reason=str(error))
+        request.set_session({TOKEN_KEY: data["token"].strip()})
+        return Redirect(target, status_code=303)
+
+    @post("/sign-out", status_code=303)
+    async def sign_out(self, request: Request[Any, Any, Any]) -> Redirect:
+        request.clear_session()
+        return Redirect("/sign-in", status_code=303)
+
+    @get("/docs")
+    async def collections(
+        self, request: Request[Any, Any, Any], web_ops: NamedDependency[Operations], q: FromQuery[str] = ""
+    ) -> Template:
+        page = await web_ops.collections.readable(q.strip(), PageRequest(500))
+        return _page("collections.html", request, collections=page.items, q=q)
+
+    @post("/docs", status_code=303)
+    async def create_collection(
+        self,
+        web_ops: NamedDependency[Operations],
+        data: Annotated[dict[str, str], Form],
+    ) -> Redirect:
+        fields = {key: data.get(key, "").strip() for key in ("name", "description", "visibility")}
+        try:  # the REST body's rules, and its words when one is broken
+            wanted = msgspec.convert({k: v for k, v in fields.items() if v}, s.CollectionCreate)
+        except msgspec.ValidationError as error:
+            raise Problem(400, f"the collection cannot be created: {cut(str(error))}") from None
+        created = await web_ops.collections.create(wanted)
+        return Redirect(f"/docs/{created.id}", status_code=303)
+
+    @get("/docs/{collection_id:str}")
+    async def collection(
+        self,
+        request: Request[Any, Any, Any],
+        collection_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        q: Annotated[str, QueryParameter(max_length=2000)] = "",
+        source: FromQuery[str] = "",
+        page_token: FromQuery[str] = "",
+    ) -> Template:
+        return await self._collection_page(
+            request, web_ops, collection_id, q=q, source=source, token=page_token
+        )
+
+    @post("/docs/{collection_id:str}/documents")
+    async def upload(
+        self,
+        request: Request[Any, Any, Any],
+        collection_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+    ) -> Template:
+        form = await request.form()
+        files = [f for f in form.getall("files", []) if isinstance(f, UploadFile) and f.filename]
+        if not files:
+            raise Problem(400, "choose one or more markdown files, or a folder, to upload")
+        uploads: list[s.DocumentUpload] = []
+        refused: list[s.DocumentResult] = []
+        for file in files:
+            content = await file.read()
+            try:
+                uploads.append(s.DocumentUpload(source_key=file.filename, content=content.decode()))
+            except UnicodeDecodeError:
+                error = s.DocumentError(reason="not_utf8", message="the file is not UTF-8 text")
+                refused.append(
+                    s.DocumentResult(source_key=file.filename, document_id=None, state=None, error=error)
+                )
+        results = list(refused)
+        if uploads:
+            batch = await web_ops.documents.upload_batch(collection_id, uploads)
+            results = batch.results + refused
+        return await self._collection_page(request, web_ops, collection_id, results=results)
+
+    @get("/docs/{collection_id:str}/documents/{document_id:str}")
+    async def document(
+        self,
+        request: Request[Any, Any, Any],
+        collection_id: FromPath[str],
+        document_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        tab: FromQuery[str] = "preview",
+        find: Annotated[str, QueryParameter(max_length=500)] = "",
+    ) -> Template:
+        if tab not in TABS:
+            raise Problem(404, f"a document has no {tab!r} tab: its tabs are {', '.join(TABS)}")
+        document = await web_ops.documents.get(collection_id, document_id)
+        collection = await web_ops.collections.get(collection_id)
+        viewer_url = f"/docs/{collection.id}/documents"
+        context: dict[str, Any] = {"collection": collection, "document": document, "tab": tab, "tabs": TABS}
+        if tab == "preview":
+            context["html"] = render_document(document, viewer_url)
+        elif tab == "raw":
+            context["lines"] = document.content.splitlines()
+        elif tab == "chunks":
+            chunks = await web_ops.documents.chunks(collection_id, document_id, PageRequest(MAX_CHUNKS))
+            phrase = find.strip().lower()
+            context.update(
+                chunks=chunks.items,
+                find=find,
+                carrying=[c.chunk_index for c in chunks.items if phrase and phrase in c.content.lower()],
+            )
+        return _page("document.html", request, **context)
+
+    async def _collection_page(
+        self,
+        request: Request[Any, Any, Any],
+        web_ops: Operations,
+        collection_id: str,
+        *,
+        q: str = "",
+        source: str = "",
+        token: str = "",
+        results: list[s.DocumentResult] | None = None,
+    ) -> Template:
+        collection = await web_ops.collections.get(collection_id)
+        documents = await web_ops.documents.summaries(collection_id, PageRequest(500, token))
+        shown = [d for d in documents.items if source.lower() in d.source_key.lower()]
+        status = await web_ops.collections.embed_status(collection_id)
+        hits = await web_ops.collections.search(collection_id, q, None) if q.strip() else None
+        return _page(
+            "collection.html",
+            request,
+            collection=collection,
+            documents=shown,
+            next_page_token=documents.next_page_token,
+            source=source,
+            q=q,
+            hits=hits,
+            embed=status,
+            results=results,
+            can_write=_can_write(request, collection),
+        )
+
+
+def _can_write(request: Request[Any, Any, Any], collection: s.Collection) -> bool:
+    viewer = request.scope.get(VIEWER_KEY)
+    return isinstance(viewer, Principal) and (viewer.admin or viewer.subject == collection.owner)

@@ -1,0 +1,224 @@
+"""The collections console and the document viewer in Chromium, as a person uses them: sign in with a
+token, create a collection, upload a folder, read each tab, follow links, find a phrase in the
+chunks; another user is refused; a hostile document runs nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from e2e.ui.helpers import CographUp, check_accessibility, screenshot
+from playwright.async_api import Browser, Dialog, Page
+
+SignedIn = Callable[[str], Awaitable[Page]]
+
+INDEX = """---
+title: Operations handbook
+owner: sre
+---
+# Operations handbook
+
+Start with the [[deploy]] page; if it goes wrong, [roll back](rollback.md).
+The [capacity plan](capacity.md) is not written yet.
+
+| service | on call |
+|---------|---------|
+| api     | alice   |
+
+```bash
+make deploy
+```
+"""
+DEPLOY = "# Deploy\n\nShip the build to the canary, then to everyone.\n"
+ROLLBACK = "# Rollback\n\n## Steps\n\nFlip the blue-green switch back to the previous colour.\n"
+HOSTILE = """# Hostile
+
+<script>alert("script")</script>
+<img src="x" onerror="alert('img')">
+<svg onload="alert('svg')"><circle r="4"></circle></svg>
+[click me](javascript:alert('link'))
+<a href="javascript:alert('raw link')" onclick="alert('click')">raw link</a>
+"""
+
+
+@pytest.fixture
+async def sign_in(browser: Browser, cograph_up: CographUp) -> AsyncIterator[SignedIn]:
+    """`await sign_in("alice")`: a fresh browser signed in through the sign-in form."""
+    contexts = []
+
+    async def signed_in(who: str) -> Page:
+        context = await browser.new_context(base_url=cograph_up.url)
+        contexts.append(context)
+        page = await context.new_page()
+        await page.goto("/docs")
+        assert page.url.endswith("/sign-in?next=/docs"), page.url
+        await check_accessibility(page)
+        await page.get_by_label("API token or JWT").fill(cograph_up.tokens[who])
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url("**/docs")
+        return page
+
+    yield signed_in
+    for context in contexts:
+        await context.close()
+
+
+async def _create_collection(page: Page, name: str, visibility: str = "private") -> str:
+    await page.goto("/docs")
+    await page.get_by_label("Name", exact=True).fill(name)
+    await page.get_by_label("Visibility").select_option(visibility)
+    await page.get_by_role("button", name="Create").click()
+    await page.wait_for_url("**/docs/*")
+    return page.url.rsplit("/", 1)[1]
+
+
+async def _upload(page: Page, files: list[Path]) -> dict[str, str]:
+    await page.get_by_label("Markdown files").set_input_files(files)
+    await page.get_by_role("button", name="Upload").click()
+    await page.get_by_role("heading", name="Upload results").wait_for()
+    rows = page.locator("table.results tbody tr")
+    return {
+        (await row.locator("td").nth(0).inner_text()): (await row.locator("td").nth(1).inner_text())
+        for row in await rows.all()
+    }
+
+
+async def _open_document(page: Page, collection_id: str, source_key: str) -> None:
+    await page.goto(f"/docs/{collection_id}")
+    await page.get_by_role("link", name=source_key, exact=True).click()
+    await page.wait_for_url(f"**/docs/{collection_id}/documents/*")
+
+
+async def _until_resolved(page: Page, link_text: str, seconds: float = 60) -> str:
+    """Link resolution is a job: reload the preview until the link points at a document."""
+    deadline = time.monotonic() + seconds
+    while True:
+        href = await page.get_by_role("link", name=link_text).get_attribute("href") or ""
+        if "/documents/" in href or time.monotonic() > deadline:
+            return href
+        await asyncio.sleep(0.5)
+        await page.reload()
+
+
+async def test_an_owner_uploads_a_folder_and_reads_every_tab(sign_in: SignedIn, tmp_path: Path) -> None:
+    alice = await sign_in("alice")
+    header = await alice.locator("header .who").inner_text()
+    assert "Signed in as alice" in header
+    assert "research" in header
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-collections")
+
+    collection_id = await _create_collection(alice, f"Handbook {uuid.uuid4().hex[:6]}")
+    assert "No documents yet" in await alice.inner_text("main")
+    await check_accessibility(alice)
+
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    for name, text in {"index.md": INDEX, "deploy.md": DEPLOY, "rollback.md": ROLLBACK}.items():
+        (folder / name).write_text(text)
+    files = sorted(folder.iterdir())
+    states = await _upload(alice, files)
+    assert states == {"deploy.md": "created", "index.md": "created", "rollback.md": "created"}
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-collection-uploaded")
+
+    await _open_document(alice, collection_id, "index.md")
+    assert await alice.get_by_role("heading", level=1, name="Operations handbook").count() == 2  # title, h1
+    assert await alice.locator("article.prose h1#operations-handbook").count() == 1
+    deploy_href = await _until_resolved(alice, "deploy")
+    assert deploy_href.startswith(f"/docs/{collection_id}/documents/"), deploy_href
+    rollback_href = await alice.get_by_role("link", name="roll back").get_attribute("href") or ""
+    assert rollback_href.startswith(f"/docs/{collection_id}/documents/"), rollback_href
+    unresolved = alice.get_by_role("link", name="capacity plan")
+    assert await unresolved.get_attribute("class") == "unresolved"
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-viewer-preview")
+
+    await alice.get_by_role("link", name="deploy", exact=True).click()  # the wiki link
+    await alice.get_by_role("heading", level=1, name="Deploy").first.wait_for()
+    assert "Ship the build to the canary" in await alice.inner_text("article.prose")
+    await alice.go_back()
+    await alice.get_by_role("link", name="roll back").click()  # the relative link
+    await alice.wait_for_url(f"**{rollback_href}")
+    assert "blue-green switch" in await alice.inner_text("article.prose")
+
+    await _open_document(alice, collection_id, "index.md")
+    await alice.get_by_role("link", name="Raw").click()
+    assert "1" in await alice.locator("#L1 .number").inner_text()
+    assert "title: Operations handbook" in await alice.locator("#L2").inner_text()
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-viewer-raw")
+
+    await alice.get_by_role("link", name="Metadata").click()
+    metadata = await alice.inner_text("main")
+    for fact in ('"owner": "sre"', "#operations-handbook", "bash", "service | on call", "rollback.md"):
+        assert fact in metadata, fact
+    assert await alice.locator("main span.unresolved").count() == 1  # capacity.md
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-viewer-metadata")
+
+    await _open_document(alice, collection_id, "rollback.md")
+    await alice.get_by_role("link", name="Chunks").click()
+    await alice.get_by_label("Find the chunk that carries a phrase").fill("blue-green switch")
+    await alice.get_by_role("button", name="Find").click()
+    found = await alice.get_by_role("status").inner_text()
+    assert found == "“blue-green switch” is carried by chunk 0."
+    assert await alice.locator("article.chunk.carries").count() == 1
+    # One chunk for so short a page, under the sections' common heading path, with its size and model.
+    facts = await alice.locator("article.chunk .facts").first.inner_text()
+    assert facts.startswith(f"Rollback · {len(ROLLBACK.strip())} characters · ")
+    await check_accessibility(alice)
+    await screenshot(alice, "docs-viewer-chunks")
+
+    await alice.goto(f"/docs/{collection_id}")
+    again = await _upload(alice, files)
+    assert again == {"deploy.md": "unchanged", "index.md": "unchanged", "rollback.md": "unchanged"}
+
+
+async def test_another_user_is_refused_a_private_collection(sign_in: SignedIn) -> None:
+    alice = await sign_in("alice")
+    collection_id = await _create_collection(alice, f"Private {uuid.uuid4().hex[:6]}", "private")
+    bob = await sign_in("bob")
+    answer = await bob.goto(f"/docs/{collection_id}")
+    assert answer is not None
+    assert answer.status == 403
+    shown = await bob.inner_text("main")
+    assert f"you may not read collection {collection_id}" in shown
+    assert "Private" not in await bob.title()
+    missing = await bob.goto(f"/docs/{uuid.uuid4()}")
+    assert missing is not None
+    assert missing.status == 404
+    await check_accessibility(bob)
+    await screenshot(bob, "docs-refused")
+
+
+async def test_a_hostile_document_runs_nothing(sign_in: SignedIn, tmp_path: Path) -> None:
+    alice = await sign_in("alice")
+    dialogs: list[str] = []
+    errors: list[str] = []
+
+    async def dismissed(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        await dialog.dismiss()
+
+    alice.on("dialog", dismissed)
+    alice.on("pageerror", lambda error: errors.append(str(error)))
+    collection_id = await _create_collection(alice, f"Hostile {uuid.uuid4().hex[:6]}")
+    (tmp_path / "hostile.md").write_text(HOSTILE)
+    assert await _upload(alice, [tmp_path / "hostile.md"]) == {"hostile.md": "created"}
+    await _open_document(alice, collection_id, "hostile.md")
+    prose = alice.locator("article.prose")
+    assert "raw link" in await prose.inner_text()
+    for link in await prose.locator("a").all():
+        await link.click(modifiers=["Alt"], no_wait_after=True)  # a click, without leaving the page
+    assert await prose.locator("script, svg, [onerror], [onload], [onclick]").count() == 0
+    hrefs = [await a.get_attribute("href") for a in await prose.locator("a").all()]
+    assert not any(href and href.lower().startswith("javascript:") for href in hrefs), hrefs
+    await asyncio.sleep(0.5)
+    assert dialogs == []
+    assert errors == []
+    await screenshot(alice, "docs-viewer-hostile")

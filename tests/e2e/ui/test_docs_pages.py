@@ -222,3 +222,36 @@ async def test_a_hostile_document_runs_nothing(sign_in: SignedIn, tmp_path: Path
     assert dialogs == []
     assert errors == []
     await screenshot(alice, "docs-viewer-hostile")
+
+
+async def test_the_job_monitor_is_for_administrators(sign_in: SignedIn, tmp_path: Path) -> None:
+    admin = await sign_in("admin")
+    collection_id = await _create_collection(admin, f"Watched {uuid.uuid4().hex[:6]}", "public")
+    (tmp_path / "watched.md").write_text("# Watched\n\nA page whose embedding the monitor shows.\n")
+    assert await _upload(admin, [tmp_path / "watched.md"]) == {"watched.md": "created"}
+
+    await admin.get_by_role("link", name="Jobs").click()
+    await admin.wait_for_url("**/docs/jobs")
+    await admin.get_by_label("Kind").select_option("embed")
+    await admin.get_by_role("button", name="Filter").click()
+    ours = admin.locator("tr.job", has=admin.locator(f'a[href="/docs/{collection_id}"]'))
+    deadline = time.monotonic() + 60
+    while await ours.locator("td.state.success").count() == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        await admin.reload()  # the page also refreshes itself while a job is active
+    assert await ours.count() == 1
+    assert await ours.locator("td.state").inner_text() == "success"
+    assert "admin" in await ours.inner_text()
+    await check_accessibility(admin)
+    await screenshot(admin, "docs-jobs")
+
+    await ours.get_by_role("button", name="Retry").click()
+    await admin.wait_for_url("**/docs/jobs?*kind=embed")  # back to the monitor as filtered
+    assert await ours.count() == 2  # the retry is a new job of the same collection
+
+    bob = await sign_in("bob")
+    assert await bob.get_by_role("link", name="Jobs").count() == 0
+    refused = await bob.goto("/docs/jobs")
+    assert refused is not None
+    assert refused.status == 403
+    assert "only an administrator may use page /docs/jobs" in await bob.inner_text("main")

@@ -248,7 +248,15 @@ def test_every_rest_route_and_mcp_tool_is_an_operation() -> None:
         for method in getattr(route, "methods", ())
         if method not in ("HEAD", "OPTIONS")
     }
-    operations = {_normalise(op.value) for op in Operation if not op.value.startswith("mcp ")}
+    faces = ("mcp ", "page ")
+    operations = {_normalise(op.value) for op in Operation if not op.value.startswith(faces)}
     assert routes == operations
+    pages = {
+        _normalise(f"GET {route.path}") for route in app.routes if "GET" in getattr(route, "methods", ())
+    }
+    page_operations = {
+        _normalise(f"GET {op.value.split()[1]}") for op in Operation if op.value.startswith("page ")
+    }
+    assert page_operations <= pages
     tools = {op.value.split()[1] for op in Operation if op.value.startswith("mcp ")}
     assert tools == set(TOOL_DESCRIPTIONS)

@@ -116,6 +116,9 @@ class Operation(enum.Enum):
     READ_FILE = ("GET /api/repos/{slug}/files/{path}", Rule.READ_REPOSITORY)
     # REST: search across stores.
     ROUTE = ("POST /api/search/route", Rule.SCOPED)
+    # Web pages that are not a REST endpoint's twin: the spec gates the job monitor's tab to
+    # administrators, though the list behind it is any signed-in caller's (LIST_JOBS).
+    JOB_MONITOR = ("page /docs/jobs", Rule.ADMIN)
     # MCP tools.
     MCP_RETRIEVE = ("mcp cograph_retrieve", Rule.READ_REPOSITORY)
     MCP_ROUTE = ("mcp cograph_route", Rule.SCOPED)

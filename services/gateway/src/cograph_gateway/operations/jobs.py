@@ -20,6 +20,13 @@ class JobOperations(OperationGroup):
         scope = await self._access.job_collections(self._principal)
         return await self._list(scope, status, kind, page)
 
+    async def monitor(
+        self, status: JobStatusName | None, kind: JobKindName | None, page: PageRequest
+    ) -> Page[Job]:
+        """The job monitor's list: the same jobs, for administrators only."""
+        self._access.require(self._principal, Operation.JOB_MONITOR)
+        return await self.visible(status, kind, page)
+
     async def of_collection(
         self,
         collection_id: str,

@@ -7,7 +7,7 @@ words with its status, and an unreadable collection answers exactly as REST does
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import msgspec
 from grpc import aio
@@ -122,6 +122,35 @@ class DocsPages(Controller):
         created = await web_ops.collections.create(wanted)
         return Redirect(f"/docs/{created.id}", status_code=303)
 
+    @get("/docs/jobs")
+    async def jobs(
+        self,
+        request: Request[Any, Any, Any],
+        web_ops: NamedDependency[Operations],
+        status: FromQuery[str] = "",
+        kind: FromQuery[str] = "",
+    ) -> Template:
+        # The filter form sends "" for "any".
+        jobs = await web_ops.jobs.monitor(
+            _choice(status, s.JobStatusName, "status"), _choice(kind, s.JobKindName, "kind"), PageRequest(200)
+        )
+        active = any(job.status in ("queued", "running") for job in jobs.items)
+        back = f"/docs/jobs?{request.url.query}" if request.url.query else "/docs/jobs"
+        return _page(
+            "jobs.html", request, jobs=jobs.items, status=status, kind=kind, refresh=active, back=back
+        )
+
+    @post("/docs/jobs/{job_id:str}/retry", status_code=303)
+    async def retry_job(
+        self,
+        job_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        data: Annotated[dict[str, str], Form],
+    ) -> Redirect:
+        await web_ops.jobs.retry(job_id)
+        back = data.get("back", "")  # the monitor as it was filtered
+        return Redirect(back if back.startswith("/docs/jobs?") else "/docs/jobs", status_code=303)
+
     @get("/docs/{collection_id:str}")
     async def collection(
         self,
@@ -223,6 +252,14 @@ class DocsPages(Controller):
             results=results,
             can_write=_can_write(request, collection),
         )
+
+
+def _choice(value: str, names: Any, what: str) -> Any:
+    """A filter's value: one of the names, or None for "any" (empty)."""
+    allowed = get_args(names)
+    if value and value not in allowed:
+        raise Problem(400, f"{value!r} is not a job {what}: one of {', '.join(allowed)}")
+    return value or None
 
 
 def _can_write(request: Request[Any, Any, Any], collection: s.Collection) -> bool:

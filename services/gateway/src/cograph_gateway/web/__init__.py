@@ -24,6 +24,7 @@ from cograph_gateway.backends import Backends
 from cograph_gateway.identity import Authenticator
 from cograph_gateway.operations import Operations
 from cograph_gateway.web.pages import DocsPages
+from cograph_gateway.web.reader import ReaderPages
 from cograph_gateway.web.session import VIEWER_KEY, Viewers, csrf_config, session_config
 from cograph_settings import Settings
 
@@ -53,6 +54,7 @@ def web_face(settings: Settings, authenticator: Authenticator, backends: Backend
     return WebFace(
         route_handlers=[
             DocsPages,
+            ReaderPages,
             create_static_files_router(
                 path="/static", directories=[HERE / "static"], include_in_schema=False
             ),

@@ -17,6 +17,7 @@ from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect, Template
+from litestar.types import ExceptionHandlersMap
 
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import Problem, cut, grpc_status
@@ -39,13 +40,14 @@ MAX_CHUNKS = 512
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 
-def _page(template: str, request: Request[Any, Any, Any], code: int = 200, **context: Any) -> Template:
+def view(template: str, request: Request[Any, Any, Any], code: int = 200, **context: Any) -> Template:
+    """The template rendered for the request's viewer (the header shows who is signed in)."""
     viewer = request.scope.get(VIEWER_KEY)
     return Template(template_name=template, context={"viewer": viewer, **context}, status_code=code)
 
 
 def _refused(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:
-    return _page("error.html", request, status, status=status, detail=detail)
+    return view("error.html", request, status, status=status, detail=detail)
 
 
 def problem_page(request: Request[Any, Any, Any], error: Problem) -> Response[Any]:
@@ -60,15 +62,19 @@ def sign_in_page(request: Request[Any, Any, Any], error: SignInRequired) -> Resp
     return Redirect(sign_in_url(request, error.reason))
 
 
+# Every page controller's: refusals as pages, a browser that must sign in sent to the sign-in page.
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    Problem: problem_page,
+    aio.AioRpcError: service_error_page,
+    SignInRequired: sign_in_page,
+}
+
+
 class DocsPages(Controller):
-    """Sign-in, the collections, a collection, a document."""
+    """Sign-in, the collections, a collection, a document, the job monitor."""
 
     include_in_schema = False
-    exception_handlers = {  # noqa: RUF012
-        Problem: problem_page,
-        aio.AioRpcError: service_error_page,
-        SignInRequired: sign_in_page,
-    }
+    exception_handlers = EXCEPTION_HANDLERS
 
     @get("/")
     async def home(self) -> Redirect:
@@ -78,7 +84,7 @@ class DocsPages(Controller):
     async def sign_in_form(
         self, request: Request[Any, Any, Any], next: FromQuery[str] = "/docs", reason: FromQuery[str] = ""
     ) -> Template:
-        return _page("sign_in.html", request, next=safe_next(next), reason=reason)
+        return view("sign_in.html", request, next=safe_next(next), reason=reason)
 
     @post("/sign-in", status_code=303)
     async def sign_in(
@@ -92,7 +98,7 @@ class DocsPages(Controller):
             await viewers.check(data.get("token", ""))
         except (AuthenticationError, KeySetUnavailableError) as error:
             status = 503 if isinstance(error, KeySetUnavailableError) else 401
-            return _page("sign_in.html", request, status, next=target, reason=str(error))
+            return view("sign_in.html", request, status, next=target, reason=str(error))
         request.set_session({TOKEN_KEY: data["token"].strip()})
         return Redirect(target, status_code=303)
 
@@ -106,7 +112,7 @@ class DocsPages(Controller):
         self, request: Request[Any, Any, Any], web_ops: NamedDependency[Operations], q: FromQuery[str] = ""
     ) -> Template:
         page = await web_ops.collections.readable(q.strip(), PageRequest(500))
-        return _page("collections.html", request, collections=page.items, q=q)
+        return view("collections.html", request, collections=page.items, q=q)
 
     @post("/docs", status_code=303)
     async def create_collection(
@@ -136,7 +142,7 @@ class DocsPages(Controller):
         )
         active = any(job.status in ("queued", "running") for job in jobs.items)
         back = f"/docs/jobs?{request.url.query}" if request.url.query else "/docs/jobs"
-        return _page(
+        return view(
             "jobs.html", request, jobs=jobs.items, status=status, kind=kind, refresh=active, back=back
         )
 
@@ -221,7 +227,7 @@ class DocsPages(Controller):
                 find=find,
                 carrying=[c.chunk_index for c in chunks.items if phrase and phrase in c.content.lower()],
             )
-        return _page("document.html", request, **context)
+        return view("document.html", request, **context)
 
     async def _collection_page(
         self,
@@ -239,7 +245,7 @@ class DocsPages(Controller):
         shown = [d for d in documents.items if source.lower() in d.source_key.lower()]
         status = await web_ops.collections.embed_status(collection_id)
         hits = await web_ops.collections.search(collection_id, q, None) if q.strip() else None
-        return _page(
+        return view(
             "collection.html",
             request,
             collection=collection,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import nh3
 from markdown_it import MarkdownIt
@@ -92,19 +92,41 @@ def _body(document: s.Document) -> str:
 
 
 def render_document(document: s.Document, viewer_url: str) -> str:
-    """The document's markdown as sanitized HTML; `viewer_url` is where its collection's
+    """A collection document's markdown as sanitized HTML; `viewer_url` is where its collection's
     documents are viewed (…/documents), for resolved links."""
-    tokens = _MARKDOWN.parse(_body(document))
-    anchors = iter(heading.anchor for heading in document.metadata.heading_tree)
     links = _links_by_written_target(document.metadata.links)
+
+    def point(token: Token) -> None:
+        written = (bool(token.meta.get("wiki")), str(token.attrs.get("href", "")))
+        queue = links.get(written)
+        _point(token, queue.popleft() if queue else None, viewer_url)
+
+    anchors = [heading.anchor for heading in document.metadata.heading_tree]
+    return _render(_body(document), anchors, point)
+
+
+def render_page(text: str, toc: Iterable[s.TocEntry]) -> str:
+    """A repository docs page's markdown as sanitized HTML, its headings carrying the anchors of
+    the page's table of contents, which leaves some levels out (the title)."""
+    entries = deque(toc)
+    anchors: list[str | None] = []
+    for token in _MARKDOWN.parse(text):
+        if token.type == "heading_open":
+            level = int(token.tag[1:])
+            anchors.append(entries.popleft().anchor if entries and entries[0].level == level else None)
+    return _render(text, anchors, lambda token: None)
+
+
+def _render(text: str, anchors: Sequence[str | None], point: Callable[[Token], None]) -> str:
+    """`anchors` are the headings' ids in order (None: that heading gets none)."""
+    tokens = _MARKDOWN.parse(text)
+    remaining = iter(anchors)
     for token in tokens:
-        if token.type == "heading_open" and (anchor := next(anchors, None)) is not None:
+        if token.type == "heading_open" and (anchor := next(remaining, None)) is not None:
             token.attrs["id"] = anchor
         for child in token.children or ():
             if child.type == "link_open":
-                written = (bool(child.meta.get("wiki")), str(child.attrs.get("href", "")))
-                queue = links.get(written)
-                _point(child, queue.popleft() if queue else None, viewer_url)
+                point(child)
     html = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
     return nh3.clean(
         html,

@@ -1,0 +1,139 @@
+"""The repository docs reader: /repos/:host/:owner/:name/docs, the spec's three columns (page tree,
+prose, table of contents) with sibling and previous/next navigation, file-reference pills to the git
+host at the synced commit, the code the page mentions, and the last sync.
+
+A repository the viewer may not read answers exactly as a missing one, as REST does: the same
+operations raise the same 404, built from the request alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from litestar import Controller, Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, QueryParameter
+from litestar.response import Redirect, Template
+
+from cograph_gateway import schemas as s
+from cograph_gateway.access import RepositoryName
+from cograph_gateway.operations import Operations
+from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.web.pages import EXCEPTION_HANDLERS, view
+from cograph_gateway.web.render import render_page
+
+REPO = "/repos/{host:str}/{owner:str}/{name:str}"
+# Pages rendered as markdown; other documents (YAML, a Dockerfile, reStructuredText) show as written.
+_MARKDOWN_PAGE = re.compile(r"\.(md|mdx|markdown)$", re.IGNORECASE)
+# A git host's file URL names a branch after /blob/ (GitHub, Gitea) or /-/blob/ (GitLab).
+_BLOB = re.compile(r"(/(?:-/)?blob/)[^/]+$")
+LineRange = Annotated[int, QueryParameter(ge=0, le=10_000_000)]
+
+
+def file_on_host(repository: s.Repository, path: str, start: int = 0, end: int = 0) -> str | None:
+    """The file's address on the git host at the commit the index reflects, or None when the
+    repository has no web URL. Lines as #Lstart-Lend, the hosts' common form."""
+    if not repository.web_url:
+        return None
+    base = repository.web_url.rstrip("/")
+    sync = repository.last_sync
+    if sync is not None and sync.commit_sha:
+        base = _BLOB.sub(lambda m: f"{m.group(1)}{sync.commit_sha}", base)
+    lines = f"#L{start}-L{end}" if start and end else (f"#L{start}" if start else "")
+    return f"{base}/{path}{lines}"
+
+
+def _first_page(nodes: list[s.DocsTreeNode]) -> str | None:
+    for node in nodes:
+        if node.slug:
+            return node.slug
+        if (found := _first_page(node.children)) is not None:
+            return found
+    return None
+
+
+def _repository(host: str, owner: str, name: str) -> RepositoryName:
+    return RepositoryName(host, owner, name)
+
+
+class ReaderPages(Controller):
+    include_in_schema = False
+    exception_handlers = EXCEPTION_HANDLERS
+
+    @get("/repos")
+    async def repositories(
+        self, request: Request[Any, Any, Any], web_ops: NamedDependency[Operations]
+    ) -> Template:
+        page = await web_ops.repositories.readable(PageRequest(500))
+        return view("repositories.html", request, repositories=page.items)
+
+    @get(REPO + "/docs")
+    async def docs(
+        self,
+        request: Request[Any, Any, Any],
+        host: FromPath[str],
+        owner: FromPath[str],
+        name: FromPath[str],
+        web_ops: NamedDependency[Operations],
+    ) -> Template | Redirect:
+        repository = _repository(host, owner, name)
+        tree = await web_ops.repositories.docs_tree(repository)
+        if (first := _first_page(tree.roots)) is not None:
+            return Redirect(f"/repos/{repository}/docs/{first}")
+        found = await web_ops.repositories.get(repository)
+        return view("reader.html", request, repository=found, tree=tree.roots, page=None)
+
+    @get(REPO + "/docs/{page_slug:str}")
+    async def page(
+        self,
+        request: Request[Any, Any, Any],
+        host: FromPath[str],
+        owner: FromPath[str],
+        name: FromPath[str],
+        page_slug: FromPath[str],
+        web_ops: NamedDependency[Operations],
+    ) -> Template:
+        repository = _repository(host, owner, name)
+        page = await web_ops.repositories.docs_page(repository, page_slug)
+        found = await web_ops.repositories.get(repository)
+        tree = await web_ops.repositories.docs_tree(repository)
+        document = page.document
+        prose = render_page(document.content, page.toc) if _MARKDOWN_PAGE.search(document.path) else None
+        return view(
+            "reader.html",
+            request,
+            repository=found,
+            slug=str(repository),
+            tree=tree.roots,
+            page=page,
+            prose=prose,
+            page_on_host=file_on_host(found, document.path),
+            symbols=[
+                (node, file_on_host(found, node.path, node.start_line, node.end_line))
+                for node in page.related_code
+            ],
+        )
+
+    @get(REPO + "/files/{path:path}")
+    async def file(
+        self,
+        request: Request[Any, Any, Any],
+        host: FromPath[str],
+        owner: FromPath[str],
+        name: FromPath[str],
+        path: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        start: LineRange = 0,
+        end: LineRange = 0,
+    ) -> Template:
+        repository = _repository(host, owner, name)
+        found = await web_ops.repositories.read_file(repository, path, start, end)
+        text = found.value
+        return view(
+            "file.html",
+            request,
+            slug=found.repository,
+            text=text,
+            lines=list(enumerate(text.content.splitlines(), start=text.start_line)),
+        )

@@ -1,0 +1,132 @@
+"""The repository docs reader in Chromium: the page tree, the prose with its table of contents,
+previous/next, the file pill to the git host at the synced commit, the code a page mentions opening
+its lines; and an unreadable repository's pages answer exactly as a missing one's."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from e2e.ui.helpers import CographUp, check_accessibility, screenshot
+from playwright.async_api import Browser, Page
+
+FILES = {
+    "README.md": "# Greeter\n\nCall `greet()` to say hello; it lives in `greeter.core.greet`.\n",
+    "docs/guide.md": "# Guide\n\n## Install\n\nRun pip install.\n\n## Use\n\nImport the package.\n",
+    "docs/tuning.md": "# Tuning\n\nNothing to tune yet.\n",
+    "greeter/__init__.py": "",
+    "greeter/core.py": 'def greet(name: str = "world") -> str:\n    return f"hello {name}"\n',
+}
+WEB_URL = "https://git.example.com/acme/greeter/blob/main"
+
+
+def _git(root: Path, *args: str) -> str:
+    command = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", *args]
+    return subprocess.run(command, cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+async def synced(cograph_up: CographUp, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    """A private repository of the administrator's, synced; answers its name and commit."""
+    root = tmp_path / "greeter"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    _git(root, "init", "--quiet", "--initial-branch", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "--quiet", "-m", "docs")
+    name = f"greeter-{uuid.uuid4().hex[:6]}"
+    body = {
+        "host": "git.example.com",
+        "owner": "acme",
+        "name": name,
+        "checkout_path": str(root),
+        "visibility": "private",
+        "web_url": WEB_URL,
+    }
+    async with httpx.AsyncClient(base_url=cograph_up.url, headers=cograph_up.headers("admin")) as client:
+        registered = await client.post("/api/repos", json=body)
+        assert registered.status_code == 201, registered.text
+        synced = await client.post(f"/api/repos/git.example.com/acme/{name}/sync?wait=true", timeout=300)
+        assert synced.status_code == 200, synced.text
+        assert synced.json()["status"] == "success", synced.text
+        yield f"git.example.com/acme/{name}", synced.json()["commit_sha"]
+
+
+async def _signed_in(browser: Browser, cograph_up: CographUp, who: str) -> Page:
+    context = await browser.new_context(base_url=cograph_up.url)
+    page = await context.new_page()
+    await page.goto("/sign-in")
+    await page.get_by_label("API token or JWT").fill(cograph_up.tokens[who])
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url("**/docs")
+    return page
+
+
+async def test_the_reader_shows_tree_prose_contents_pills_and_code(
+    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+) -> None:
+    repository, commit = synced
+    admin = await _signed_in(browser, cograph_up, "admin")
+    await admin.get_by_role("link", name="Repositories").click()
+    await admin.get_by_role("link", name=repository).click()
+    await admin.wait_for_url(f"**/repos/{repository}/docs/*")  # the first page of the tree
+    tree = admin.get_by_role("navigation", name="Pages")
+    for title in ("Greeter", "Guide", "Tuning"):
+        assert await tree.get_by_role("link", name=title, exact=True).count() == 1, title
+    await check_accessibility(admin)
+
+    await tree.get_by_role("link", name="Guide", exact=True).click()
+    await admin.wait_for_url("**/docs/guide")
+    prose = admin.get_by_role("article")
+    assert "Run pip install." in await prose.inner_text()
+    contents = admin.get_by_role("complementary", name="On this page")
+    install = contents.get_by_role("link", name="Install")
+    anchor = (await install.get_attribute("href") or "").removeprefix("#")
+    assert anchor
+    assert await prose.locator(f'[id="{anchor}"]').inner_text() == "Install"
+    pill = await prose.get_by_role("link", name="docs/guide.md").get_attribute("href")
+    assert pill == f"https://git.example.com/acme/greeter/blob/{commit}/docs/guide.md"
+    await check_accessibility(admin)
+    await screenshot(admin, "repos-reader-guide")
+
+    following = admin.locator("a[rel=next]")
+    previous = admin.locator("a[rel=prev]")
+    assert await following.count() + await previous.count() >= 1
+    target = following if await following.count() else previous
+    title = (await target.inner_text()).strip("←→ ")
+    await target.click()
+    await admin.wait_for_function(
+        "title => document.querySelector('#page-title')?.textContent === title", arg=title
+    )
+
+    await admin.goto(f"/repos/{repository}/docs/readme")
+    code = admin.get_by_role("complementary", name="On this page").locator("ul.code li")
+    assert await code.count() >= 1
+    await code.first.get_by_role("link", name="greeter.core.greet").click()
+    await admin.wait_for_url("**/files/greeter/core.py?start=1&end=2")
+    assert "def greet" in await admin.locator("#L1").inner_text()
+    await check_accessibility(admin)
+    await screenshot(admin, "repos-file-range")
+
+
+async def test_an_unreadable_repository_reads_as_a_missing_one(
+    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+) -> None:
+    repository, _ = synced
+    bob = await _signed_in(browser, cograph_up, "bob")
+    missing = f"git.example.com/acme/absent-{uuid.uuid4().hex[:6]}"
+    shown = {}
+    for name in (repository, missing):
+        for path in ("docs", "docs/guide"):
+            answer = await bob.goto(f"/repos/{name}/{path}")
+            assert answer is not None
+            assert answer.status == 404
+            shown[name, path] = (await bob.inner_text("main")).replace(name, "NAME")
+    assert shown[repository, "docs"] == shown[missing, "docs"]
+    assert shown[repository, "docs/guide"] == shown[missing, "docs/guide"]
+    await check_accessibility(bob)

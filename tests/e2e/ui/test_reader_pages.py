@@ -130,3 +130,24 @@ async def test_an_unreadable_repository_reads_as_a_missing_one(
     assert shown[repository, "docs"] == shown[missing, "docs"]
     assert shown[repository, "docs/guide"] == shown[missing, "docs/guide"]
     await check_accessibility(bob)
+
+
+async def test_search_groups_hits_by_source_and_opens_them(
+    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+) -> None:
+    repository, _ = synced
+    admin = await _signed_in(browser, cograph_up, "admin")
+    await admin.get_by_role("link", name="Search").click()
+    assert "Ask anything" in await admin.inner_text("main")
+    await admin.get_by_label("Question or words").fill("greet")
+    await admin.get_by_role("button", name="Search").click()
+    code = admin.get_by_role("region", name="Code")
+    await code.get_by_role("link", name="greeter.core.greet").first.wait_for()
+    docs = admin.get_by_role("region", name="Repository docs")
+    assert f"{repository}:readme" in await docs.inner_text()
+    assert await admin.get_by_role("region", name="Collections").count() == 1
+    await check_accessibility(admin)
+    await screenshot(admin, "search")
+    await code.get_by_role("link", name="greeter.core.greet").first.click()
+    await admin.wait_for_url(f"**/repos/{repository}/files/greeter/core.py?start=1&end=2")
+    assert "def greet" in await admin.locator("#L1").inner_text()

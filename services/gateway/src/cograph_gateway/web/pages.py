@@ -128,6 +128,17 @@ class DocsPages(Controller):
         created = await web_ops.collections.create(wanted)
         return Redirect(f"/docs/{created.id}", status_code=303)
 
+    @get("/search")
+    async def search(
+        self,
+        request: Request[Any, Any, Any],
+        web_ops: NamedDependency[Operations],
+        q: Annotated[str, QueryParameter(max_length=2000)] = "",
+    ) -> Template:
+        """One question across code, repository docs and collections, grouped by where it was found."""
+        routed = await web_ops.search.route(q, None) if q.strip() else None
+        return view("search.html", request, q=q, routed=routed)
+
     @get("/docs/jobs")
     async def jobs(
         self,

@@ -5,6 +5,7 @@ chunks; another user is refused; a hostile document runs nothing."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -255,3 +256,45 @@ async def test_the_job_monitor_is_for_administrators(sign_in: SignedIn, tmp_path
     assert refused is not None
     assert refused.status == 403
     assert "only an administrator may use page /docs/jobs" in await bob.inner_text("main")
+
+
+async def test_an_owner_grants_a_group_and_deletes_a_document(sign_in: SignedIn, tmp_path: Path) -> None:
+    alice = await sign_in("alice")
+    collection_id = await _create_collection(alice, f"Shared {uuid.uuid4().hex[:6]}", "private")
+    (tmp_path / "keep.md").write_text("# Keep\n\nStays.\n")
+    (tmp_path / "drop.md").write_text("# Drop\n\nGoes.\n")
+    assert await _upload(alice, [tmp_path / "keep.md", tmp_path / "drop.md"]) == {
+        "keep.md": "created",
+        "drop.md": "created",
+    }
+    bob = await sign_in("bob")
+    refused = await bob.goto(f"/docs/{collection_id}")
+    assert refused is not None
+    assert refused.status == 403
+
+    await alice.goto(f"/docs/{collection_id}")
+    await alice.get_by_label("Grant read access to a group").fill("support")  # bob's group
+    await alice.get_by_role("button", name="Grant", exact=True).click()
+    await alice.wait_for_url(f"**/docs/{collection_id}#access")
+    assert "support" in await alice.locator("ul.grants").inner_text()
+    await check_accessibility(alice)
+    granted = await bob.goto(f"/docs/{collection_id}")
+    assert granted is not None
+    assert granted.status == 200
+    assert await bob.get_by_label("Grant read access to a group").count() == 0  # reading is not owning
+
+    await alice.get_by_role("button", name="Withdraw the grant to support").click()
+    await alice.wait_for_url(f"**/docs/{collection_id}#access")
+    withdrawn = await bob.goto(f"/docs/{collection_id}")
+    assert withdrawn is not None
+    assert withdrawn.status == 403
+
+    await _open_document(alice, collection_id, "drop.md")
+    await alice.get_by_role("link", name="Delete this document").click()
+    assert "This cannot be undone" in await alice.inner_text("main")
+    await check_accessibility(alice)
+    await alice.get_by_role("button", name="Delete the document").click()
+    await alice.wait_for_url(f"**/docs/{collection_id}")
+    documents = await alice.get_by_role("table", name=re.compile("^Documents of")).inner_text()
+    assert "keep.md" in documents
+    assert "drop.md" not in documents

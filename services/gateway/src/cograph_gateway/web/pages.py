@@ -210,6 +210,52 @@ class DocsPages(Controller):
             results = batch.results + refused
         return await self._collection_page(request, web_ops, collection_id, results=results)
 
+    @post("/docs/{collection_id:str}/grants", status_code=303)
+    async def add_grant(
+        self,
+        collection_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        data: Annotated[dict[str, str], Form],
+    ) -> Redirect:
+        group = data.get("group", "").strip()
+        if not group:
+            raise Problem(400, "name the group to grant read access to")
+        await web_ops.collections.add_grant(collection_id, group)
+        return Redirect(f"/docs/{collection_id}#access", status_code=303)
+
+    @post("/docs/{collection_id:str}/grants/remove", status_code=303)
+    async def remove_grant(
+        self,
+        collection_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+        data: Annotated[dict[str, str], Form],
+    ) -> Redirect:
+        await web_ops.collections.remove_grant(collection_id, data.get("group", ""))
+        return Redirect(f"/docs/{collection_id}#access", status_code=303)
+
+    @post("/docs/{collection_id:str}/re-embed", status_code=303)
+    async def re_embed(self, collection_id: FromPath[str], web_ops: NamedDependency[Operations]) -> Redirect:
+        await web_ops.collections.re_embed(collection_id)
+        return Redirect(f"/docs/{collection_id}", status_code=303)
+
+    @get("/docs/{collection_id:str}/documents/{document_id:str}/delete")
+    async def confirm_delete(
+        self,
+        request: Request[Any, Any, Any],
+        collection_id: FromPath[str],
+        document_id: FromPath[str],
+        web_ops: NamedDependency[Operations],
+    ) -> Template:
+        document = await web_ops.documents.get(collection_id, document_id)
+        return view("delete.html", request, document=document)
+
+    @post("/docs/{collection_id:str}/documents/{document_id:str}/delete", status_code=303)
+    async def delete_document(
+        self, collection_id: FromPath[str], document_id: FromPath[str], web_ops: NamedDependency[Operations]
+    ) -> Redirect:
+        await web_ops.documents.delete(collection_id, document_id)
+        return Redirect(f"/docs/{collection_id}", status_code=303)
+
     @get("/docs/{collection_id:str}/documents/{document_id:str}")
     async def document(
         self,
@@ -238,7 +284,7 @@ class DocsPages(Controller):
                 find=find,
                 carrying=[c.chunk_index for c in chunks.items if phrase and phrase in c.content.lower()],
             )
-        return view("document.html", request, **context)
+        return view("document.html", request, can_write=_can_write(request, collection), **context)
 
     async def _collection_page(
         self,

@@ -78,7 +78,9 @@ async def _create_collection(page: Page, name: str, visibility: str = "private")
 
 
 async def _upload(page: Page, files: list[Path]) -> dict[str, str]:
-    await page.get_by_label("Markdown files").set_input_files(files)
+    """Upload the files (none: those already chosen, by a drop) and answer each one's result."""
+    if files:
+        await page.get_by_label("Markdown files").set_input_files(files)
     await page.get_by_role("button", name="Upload").click()
     await page.get_by_role("heading", name="Upload results").wait_for()
     rows = page.locator("table.results tbody tr")
@@ -155,6 +157,7 @@ async def test_an_owner_uploads_a_folder_and_reads_every_tab(sign_in: SignedIn, 
     await screenshot(alice, "docs-viewer-raw")
 
     await alice.get_by_role("link", name="Metadata").click()
+    await alice.get_by_role("heading", name="Frontmatter").wait_for()  # the tab's panel, swapped in
     metadata = await alice.inner_text("main")
     for fact in ('"owner": "sre"', "#operations-handbook", "bash", "service | on call", "rollback.md"):
         assert fact in metadata, fact
@@ -298,3 +301,25 @@ async def test_an_owner_grants_a_group_and_deletes_a_document(sign_in: SignedIn,
     documents = await alice.get_by_role("table", name=re.compile("^Documents of")).inner_text()
     assert "keep.md" in documents
     assert "drop.md" not in documents
+
+
+async def test_files_dropped_on_the_upload_form_keep_their_folder_paths(sign_in: SignedIn) -> None:
+    alice = await sign_in("alice")
+    collection_id = await _create_collection(alice, f"Dropped {uuid.uuid4().hex[:6]}")
+    zone = alice.get_by_text("Drop markdown files or a whole folder here")
+    assert await zone.is_visible()  # shown where JavaScript runs
+    await alice.evaluate(
+        """() => {
+            const dropped = new DataTransfer();
+            dropped.items.add(new File(["# Alpha\\n\\nFirst."], "notes/alpha.md", {type: "text/markdown"}));
+            dropped.items.add(new File(["# Beta\\n\\nSecond."], "notes/beta.md", {type: "text/markdown"}));
+            dropped.items.add(new File(["not markdown"], "notes/image.png", {type: "image/png"}));
+            const zone = document.querySelector(".drop-zone");
+            const drop = {dataTransfer: dropped, bubbles: true, cancelable: true};
+            zone.dispatchEvent(new DragEvent("drop", drop));
+        }"""
+    )
+    status = alice.get_by_role("status").filter(has_text="ready to upload")
+    assert await status.inner_text() == "2 markdown files ready to upload"
+    assert await _upload(alice, []) == {"notes/alpha.md": "created", "notes/beta.md": "created"}
+    assert alice.url.endswith(f"/docs/{collection_id}")  # the page's main was swapped in place

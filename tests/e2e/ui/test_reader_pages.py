@@ -145,6 +145,7 @@ async def test_search_groups_hits_by_source_and_opens_them(
     await code.get_by_role("link", name="greeter.core.greet").first.wait_for()
     docs = admin.get_by_role("region", name="Repository docs")
     assert f"{repository}:readme" in await docs.inner_text()
+    assert (await docs.locator("mark").first.inner_text()).lower() == "greet"  # the query's word, marked
     assert await admin.get_by_role("region", name="Collections").count() == 1
     await check_accessibility(admin)
     await screenshot(admin, "search")

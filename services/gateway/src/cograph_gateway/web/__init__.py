@@ -25,6 +25,7 @@ from cograph_gateway.identity import Authenticator
 from cograph_gateway.operations import Operations
 from cograph_gateway.web.pages import DocsPages
 from cograph_gateway.web.reader import ReaderPages
+from cograph_gateway.web.render import highlight
 from cograph_gateway.web.session import VIEWER_KEY, Viewers, csrf_config, session_config
 from cograph_settings import Settings
 
@@ -38,8 +39,14 @@ class WebFace:
     middleware: list[Middleware]
     csrf: CSRFConfig
     templates: TemplateConfig[JinjaTemplateEngine] = field(
-        default_factory=lambda: TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
+        default_factory=lambda: TemplateConfig(
+            directory=HERE / "templates", engine=JinjaTemplateEngine, engine_callback=_filters
+        )
     )
+
+
+def _filters(engine: JinjaTemplateEngine) -> None:
+    engine.engine.filters["highlight"] = highlight
 
 
 def web_face(settings: Settings, authenticator: Authenticator, backends: Backends, access: Access) -> WebFace:

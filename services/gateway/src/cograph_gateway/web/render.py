@@ -18,6 +18,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from markupsafe import Markup, escape
 
 from cograph_gateway import schemas as s
 
@@ -134,3 +135,25 @@ def _render(text: str, anchors: Sequence[str | None], point: Callable[[Token], N
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
+
+
+_WORD = re.compile(r"\w{2,}")
+
+
+def highlight(text: str, query: str) -> Markup:
+    """`text`, escaped, with the query's words (two letters or more, any case) marked."""
+    words = sorted({w.lower() for w in _WORD.findall(query)}, key=len, reverse=True)
+    if not words:
+        return escape(text)
+    pattern = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE)
+    marked, at = [], 0
+    for found in pattern.finditer(text):
+        marked += [
+            escape(text[at : found.start()]),
+            Markup("<mark>"),
+            escape(found.group()),
+            Markup("</mark>"),
+        ]
+        at = found.end()
+    marked.append(escape(text[at:]))
+    return Markup("").join(marked)

@@ -169,6 +169,8 @@ async def test_documents_round_trip_with_metadata_chunks_and_jobs(
     chunk = chunks[0]
     assert chunk["citation"] == f"collection/{cid}#{chunk['section_anchor']}"
     assert chunk["embedding_model"] == "all-MiniLM-L6-v2"
+    # The file's lines the chunk was cut from: the whole body here, after the frontmatter.
+    assert (chunk["start_line"], chunk["end_line"]) == (6, GUIDE.decode().count("\n"))
     single = await gateway.get(f"{base}/chunks/{chunk['id']}", headers=alice)
     assert single.json() == chunk
 

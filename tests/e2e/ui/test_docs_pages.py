@@ -174,7 +174,8 @@ async def test_an_owner_uploads_a_folder_and_reads_every_tab(sign_in: SignedIn, 
     assert await alice.locator("article.chunk.carries").count() == 1
     # One chunk for so short a page, under the sections' common heading path, with its size and model.
     facts = await alice.locator("article.chunk .facts").first.inner_text()
-    assert facts.startswith(f"Rollback · {len(ROLLBACK.strip())} characters · ")
+    lines = len(ROLLBACK.splitlines())
+    assert facts.startswith(f"Rollback · lines 1–{lines} · {len(ROLLBACK.strip())} characters · ")
     await check_accessibility(alice)
     await screenshot(alice, "docs-viewer-chunks")
 

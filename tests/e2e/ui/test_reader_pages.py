@@ -73,6 +73,9 @@ async def test_the_reader_shows_tree_prose_contents_pills_and_code(
     repository, commit = synced
     admin = await _signed_in(browser, cograph_up, "admin")
     await admin.get_by_role("link", name="Repositories").click()
+    await admin.get_by_role("link", name=repository).wait_for()
+    await check_accessibility(admin)
+    await screenshot(admin, "repos-list")
     await admin.get_by_role("link", name=repository).click()
     await admin.wait_for_url(f"**/repos/{repository}/docs/*")  # the first page of the tree
     tree = admin.get_by_role("navigation", name="Pages")

@@ -190,6 +190,8 @@ def chunk_to_pb(chunk: StoredChunk) -> pb.Chunk:
         heading_level=chunk.heading_level,
         section_anchor=chunk.section_anchor,
         content=chunk.content,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
         embedding_model=chunk.embedding_model or "",
         chunker=pb.ChunkerParams(
             max_chars=chunk.chunker_max_chars,

@@ -298,6 +298,8 @@ def chunk_from_pb(message: cpb.Chunk) -> s.Chunk:
         heading_level=message.heading_level,
         section_anchor=message.section_anchor,
         content=message.content,
+        start_line=message.start_line,
+        end_line=message.end_line,
         embedding_model=message.embedding_model or None,
         chunker=s.ChunkerParams(
             max_chars=message.chunker.max_chars,

@@ -249,6 +249,9 @@ class Chunk(msgspec.Struct):
     heading_level: int
     section_anchor: str
     content: str
+    # The document lines the chunk was cut from, 1-based and inclusive.
+    start_line: int
+    end_line: int
     # Null while not embedded.
     embedding_model: str | None
     chunker: ChunkerParams

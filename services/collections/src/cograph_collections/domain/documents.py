@@ -77,6 +77,8 @@ class StoredChunk(msgspec.Struct, frozen=True):
     heading_level: int
     section_anchor: str
     content: str
+    start_line: int  # 1-based, inclusive: the document lines the chunk was cut from
+    end_line: int
     embedding_model: str | None
     chunker_max_chars: int
     chunker_min_chars: int

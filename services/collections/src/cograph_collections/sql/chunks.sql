@@ -1,6 +1,7 @@
 -- name: select_chunks
 SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
-       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       k.content, k.start_line, k.end_line, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars,
+       k.chunker_max_chunks,
        d.source_key
 FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
 WHERE k.collection_id = $1 AND k.document_id = $2 AND ($4::text IS NULL OR k.chunk_index > $4::text::integer)
@@ -9,7 +10,8 @@ LIMIT $3;
 
 -- name: select_chunk
 SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
-       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       k.content, k.start_line, k.end_line, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars,
+       k.chunker_max_chunks,
        d.source_key
 FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
 WHERE k.collection_id = $1 AND k.id = $2;
@@ -58,7 +60,8 @@ LIMIT $3;
 
 -- name: select_hits
 SELECT k.id, k.document_id, k.collection_id, k.chunk_index, k.heading_path, k.heading_level, k.section_anchor,
-       k.content, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars, k.chunker_max_chunks,
+       k.content, k.start_line, k.end_line, k.embedding_model, k.chunker_max_chars, k.chunker_min_chars,
+       k.chunker_max_chunks,
        d.source_key, d.title
 FROM md_chunks k JOIN md_documents d ON d.id = k.document_id
 WHERE k.id = ANY($1::uuid[]);

@@ -504,7 +504,7 @@ class ChunkerParams(_message.Message):
     def __init__(self, max_chars: _Optional[int] = ..., min_chars: _Optional[int] = ..., max_chunks: _Optional[int] = ...) -> None: ...
 
 class Chunk(_message.Message):
-    __slots__ = ("id", "document_id", "collection_id", "chunk_index", "heading_path", "heading_level", "section_anchor", "content", "embedding_model", "chunker", "source_key")
+    __slots__ = ("id", "document_id", "collection_id", "chunk_index", "heading_path", "heading_level", "section_anchor", "content", "embedding_model", "chunker", "source_key", "start_line", "end_line")
     ID_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -516,6 +516,8 @@ class Chunk(_message.Message):
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     CHUNKER_FIELD_NUMBER: _ClassVar[int]
     SOURCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
     id: str
     document_id: str
     collection_id: str
@@ -527,7 +529,9 @@ class Chunk(_message.Message):
     embedding_model: str
     chunker: ChunkerParams
     source_key: str
-    def __init__(self, id: _Optional[str] = ..., document_id: _Optional[str] = ..., collection_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., heading_level: _Optional[int] = ..., section_anchor: _Optional[str] = ..., content: _Optional[str] = ..., embedding_model: _Optional[str] = ..., chunker: _Optional[_Union[ChunkerParams, _Mapping]] = ..., source_key: _Optional[str] = ...) -> None: ...
+    start_line: int
+    end_line: int
+    def __init__(self, id: _Optional[str] = ..., document_id: _Optional[str] = ..., collection_id: _Optional[str] = ..., chunk_index: _Optional[int] = ..., heading_path: _Optional[_Iterable[str]] = ..., heading_level: _Optional[int] = ..., section_anchor: _Optional[str] = ..., content: _Optional[str] = ..., embedding_model: _Optional[str] = ..., chunker: _Optional[_Union[ChunkerParams, _Mapping]] = ..., source_key: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
 
 class ListChunksRequest(_message.Message):
     __slots__ = ("collection_id", "document_id", "page")

@@ -130,7 +130,7 @@ async def test_an_owner_uploads_a_folder_and_reads_every_tab(sign_in: SignedIn, 
     await screenshot(alice, "docs-collection-uploaded")
 
     await _open_document(alice, collection_id, "index.md")
-    assert await alice.get_by_role("heading", level=1, name="Operations handbook").count() == 2  # title, h1
+    assert await alice.get_by_role("heading", level=1, name="Operations handbook").count() == 1  # one h1
     assert await alice.locator("article.prose h1#operations-handbook").count() == 1
     deploy_href = await _until_resolved(alice, "deploy")
     assert deploy_href.startswith(f"/docs/{collection_id}/documents/"), deploy_href

@@ -104,7 +104,7 @@ async def test_the_reader_shows_tree_prose_contents_pills_and_code(
     title = (await target.inner_text()).strip("←→ ")
     await target.click()
     await admin.wait_for_function(
-        "title => document.querySelector('#page-title')?.textContent === title", arg=title
+        "title => document.querySelector('article h1')?.textContent === title", arg=title
     )
 
     await admin.goto(f"/repos/{repository}/docs/readme")

@@ -271,7 +271,14 @@ class DocsPages(Controller):
         document = await web_ops.documents.get(collection_id, document_id)
         collection = await web_ops.collections.get(collection_id)
         viewer_url = f"/docs/{collection.id}/documents"
-        context: dict[str, Any] = {"collection": collection, "document": document, "tab": tab, "tabs": TABS}
+        # A page's heading is its document's own first h1 on Preview, the title above the others.
+        context: dict[str, Any] = {
+            "collection": collection,
+            "document": document,
+            "tab": tab,
+            "tabs": TABS,
+            "html": "",
+        }
         if tab == "preview":
             context["html"] = render_document(document, viewer_url)
         elif tab == "raw":

@@ -6,8 +6,9 @@ from typing import Annotated, Any
 from urllib.parse import unquote_to_bytes
 
 from litestar import Request
-from litestar.params import PathParameter, QueryParameter
+from litestar.params import FromPath, PathParameter, QueryParameter
 
+from cograph_gateway.access import RepositoryName
 from cograph_gateway.errors import Problem
 from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
 
@@ -29,6 +30,12 @@ PageToken = Annotated[
 def page(page_size: PageSize = DEFAULT_PAGE_SIZE, page_token: PageToken = "") -> PageRequest:
     """The page a list asks for, as the `page` dependency of every list route."""
     return PageRequest(page_size, page_token)
+
+
+def repository_in_path(host: FromPath[str], owner: FromPath[str], name: FromPath[str]) -> RepositoryName:
+    """The repository a path names as /{host}/{owner}/{name}: the `repository` dependency of the
+    REST routes and the reader's pages under such a path."""
+    return RepositoryName(host, owner, name)
 
 
 def uuid_path(what: str) -> PathParameter:

@@ -20,22 +20,17 @@ from cograph_gateway.errors import problem_responses
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import DocumentId, NodeId, granted_group
+from cograph_gateway.routes.common import DocumentId, NodeId, granted_group, repository_in_path
 
 REPO = "/{host:str}/{owner:str}/{name:str}"
 _RESPONSES = problem_responses(404)
 _WRITE_RESPONSES = problem_responses(403, 404)
 
 
-def _repository(host: FromPath[str], owner: FromPath[str], name: FromPath[str]) -> RepositoryName:
-    """The repository the path names, for every route under REPO."""
-    return RepositoryName(host, owner, name)
-
-
 class ReposController(Controller):
     path = "/api/repos"
     tags = ("repositories",)
-    dependencies = {"repository": Provide(_repository, sync_to_thread=False)}  # noqa: RUF012
+    dependencies = {"repository": Provide(repository_in_path, sync_to_thread=False)}  # noqa: RUF012
 
     @post(
         "/",

@@ -12,7 +12,7 @@ import re
 from typing import Annotated, Any
 
 from litestar import Controller, Request, get
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Redirect, Template
 
@@ -20,6 +20,7 @@ from cograph_gateway import schemas as s
 from cograph_gateway.access import RepositoryName
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
+from cograph_gateway.routes.common import repository_in_path
 from cograph_gateway.web.pages import EXCEPTION_HANDLERS, view
 from cograph_gateway.web.render import render_page
 
@@ -53,13 +54,10 @@ def _first_page(nodes: list[s.DocsTreeNode]) -> str | None:
     return None
 
 
-def _repository(host: str, owner: str, name: str) -> RepositoryName:
-    return RepositoryName(host, owner, name)
-
-
 class ReaderPages(Controller):
     include_in_schema = False
     exception_handlers = EXCEPTION_HANDLERS
+    dependencies = {"repository": Provide(repository_in_path, sync_to_thread=False)}  # noqa: RUF012
 
     @get("/repos")
     async def repositories(
@@ -72,12 +70,9 @@ class ReaderPages(Controller):
     async def docs(
         self,
         request: Request[Any, Any, Any],
-        host: FromPath[str],
-        owner: FromPath[str],
-        name: FromPath[str],
+        repository: NamedDependency[RepositoryName],
         web_ops: NamedDependency[Operations],
     ) -> Template | Redirect:
-        repository = _repository(host, owner, name)
         tree = await web_ops.repositories.docs_tree(repository)
         if (first := _first_page(tree.roots)) is not None:
             return Redirect(f"/repos/{repository}/docs/{first}")
@@ -88,13 +83,10 @@ class ReaderPages(Controller):
     async def page(
         self,
         request: Request[Any, Any, Any],
-        host: FromPath[str],
-        owner: FromPath[str],
-        name: FromPath[str],
+        repository: NamedDependency[RepositoryName],
         page_slug: FromPath[str],
         web_ops: NamedDependency[Operations],
     ) -> Template:
-        repository = _repository(host, owner, name)
         page = await web_ops.repositories.docs_page(repository, page_slug)
         found = await web_ops.repositories.get(repository)
         tree = await web_ops.repositories.docs_tree(repository)
@@ -119,15 +111,12 @@ class ReaderPages(Controller):
     async def file(
         self,
         request: Request[Any, Any, Any],
-        host: FromPath[str],
-        owner: FromPath[str],
-        name: FromPath[str],
+        repository: NamedDependency[RepositoryName],
         path: FromPath[str],
         web_ops: NamedDependency[Operations],
         start: LineRange = 0,
         end: LineRange = 0,
     ) -> Template:
-        repository = _repository(host, owner, name)
         found = await web_ops.repositories.read_file(repository, path, start, end)
         text = found.value
         return view(

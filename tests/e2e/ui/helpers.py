@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +42,6 @@ _AXE = Axe()
 
 # The page_as fixture: `await page_as("alice")` opens a page signed in as alice.
 SignIn = Callable[[str], Awaitable[Page]]
-
-
-@dataclass(frozen=True)
-class CographUp:
-    """A running `cograph up`: where it serves, the bearer token of each principal, its state and log."""
-
-    url: str
-    tokens: Mapping[str, str]
-    data_dir: Path
-    log: Path
-
-    def headers(self, sub: str) -> dict[str, str]:
-        """The Authorization header of `sub` (admin, alice or bob)."""
-        return {"Authorization": f"Bearer {self.tokens[sub]}"}
 
 
 def chromium_executable() -> str:

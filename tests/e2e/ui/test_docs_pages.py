@@ -12,8 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from e2e.ui.helpers import CographUp, check_accessibility, screenshot
+from e2e.ui.helpers import check_accessibility, screenshot
 from playwright.async_api import Browser, Dialog, Page
+
+from support.cograph_process import RunningCograph
 
 SignedIn = Callable[[str], Awaitable[Page]]
 
@@ -47,7 +49,7 @@ HOSTILE = """# Hostile
 
 
 @pytest.fixture
-async def sign_in(browser: Browser, cograph_up: CographUp) -> AsyncIterator[SignedIn]:
+async def sign_in(browser: Browser, cograph_up: RunningCograph) -> AsyncIterator[SignedIn]:
     """`await sign_in("alice")`: a fresh browser signed in through the sign-in form."""
     contexts = []
 

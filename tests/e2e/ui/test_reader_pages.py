@@ -11,8 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e.ui.helpers import CographUp, check_accessibility, screenshot
+from e2e.ui.helpers import check_accessibility, screenshot
 from playwright.async_api import Browser, Page
+
+from support.cograph_process import RunningCograph
 
 FILES = {
     "README.md": "# Greeter\n\nCall `greet()` to say hello; it lives in `greeter.core.greet`.\n",
@@ -30,7 +32,7 @@ def _git(root: Path, *args: str) -> str:
 
 
 @pytest.fixture
-async def synced(cograph_up: CographUp, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+async def synced(cograph_up: RunningCograph, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
     """A private repository of the administrator's, synced; answers its name and commit."""
     root = tmp_path / "greeter"
     for path, text in FILES.items():
@@ -57,7 +59,7 @@ async def synced(cograph_up: CographUp, tmp_path: Path) -> AsyncIterator[tuple[s
         yield f"git.example.com/acme/{name}", synced.json()["commit_sha"]
 
 
-async def _signed_in(browser: Browser, cograph_up: CographUp, who: str) -> Page:
+async def _signed_in(browser: Browser, cograph_up: RunningCograph, who: str) -> Page:
     context = await browser.new_context(base_url=cograph_up.url)
     page = await context.new_page()
     await page.goto("/sign-in")
@@ -68,7 +70,7 @@ async def _signed_in(browser: Browser, cograph_up: CographUp, who: str) -> Page:
 
 
 async def test_the_reader_shows_tree_prose_contents_pills_and_code(
-    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+    browser: Browser, cograph_up: RunningCograph, synced: tuple[str, str]
 ) -> None:
     repository, commit = synced
     admin = await _signed_in(browser, cograph_up, "admin")
@@ -118,7 +120,7 @@ async def test_the_reader_shows_tree_prose_contents_pills_and_code(
 
 
 async def test_an_unreadable_repository_reads_as_a_missing_one(
-    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+    browser: Browser, cograph_up: RunningCograph, synced: tuple[str, str]
 ) -> None:
     repository, _ = synced
     bob = await _signed_in(browser, cograph_up, "bob")
@@ -136,7 +138,7 @@ async def test_an_unreadable_repository_reads_as_a_missing_one(
 
 
 async def test_search_groups_hits_by_source_and_opens_them(
-    browser: Browser, cograph_up: CographUp, synced: tuple[str, str]
+    browser: Browser, cograph_up: RunningCograph, synced: tuple[str, str]
 ) -> None:
     repository, _ = synced
     admin = await _signed_in(browser, cograph_up, "admin")

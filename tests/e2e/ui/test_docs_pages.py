@@ -326,3 +326,22 @@ async def test_files_dropped_on_the_upload_form_keep_their_folder_paths(sign_in:
     assert await status.inner_text() == "2 markdown files ready to upload"
     assert await _upload(alice, []) == {"notes/alpha.md": "created", "notes/beta.md": "created"}
     assert alice.url.endswith(f"/docs/{collection_id}")  # the page's main was swapped in place
+
+
+async def test_a_folder_chosen_with_the_folder_picker_keeps_its_paths(
+    sign_in: SignedIn, tmp_path: Path
+) -> None:
+    """Without a drop: the folder picker sends every file of the folder, subfolders too, each
+    named by its path inside the chosen folder; a file that is not text fails, saying why."""
+    alice = await sign_in("alice")
+    await _create_collection(alice, f"Picked {uuid.uuid4().hex[:6]}")
+    guide = tmp_path / "guide"
+    (guide / "ops").mkdir(parents=True)
+    (guide / "intro.md").write_text("# Intro\n\nRead [the runbook](ops/run.md) first.\n")
+    (guide / "ops" / "run.md").write_text("# Runbook\n\nRestart the service.\n")
+    (guide / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    await alice.get_by_label("Or a whole folder").set_input_files(guide)
+    states = await _upload(alice, [])
+    assert states["guide/intro.md"] == "created"
+    assert states["guide/ops/run.md"] == "created"
+    assert states["guide/logo.png"] == "failed: the file is not UTF-8 text"

@@ -60,6 +60,7 @@ async def sign_in(browser: Browser, cograph_up: RunningCograph) -> AsyncIterator
         await page.goto("/docs")
         assert page.url.endswith("/sign-in?next=/docs"), page.url
         await check_accessibility(page)
+        await screenshot(page, "sign-in")
         await page.get_by_label("API token or JWT").fill(cograph_up.tokens[who])
         await page.get_by_role("button", name="Sign in").click()
         await page.wait_for_url("**/docs")
@@ -284,6 +285,7 @@ async def test_an_owner_grants_a_group_and_deletes_a_document(sign_in: SignedIn,
     await alice.wait_for_url(f"**/docs/{collection_id}#access")
     assert "support" in await alice.locator("ul.grants").inner_text()
     await check_accessibility(alice)
+    await screenshot(alice, "docs-collection-granted")
     granted = await bob.goto(f"/docs/{collection_id}")
     assert granted is not None
     assert granted.status == 200
@@ -299,6 +301,7 @@ async def test_an_owner_grants_a_group_and_deletes_a_document(sign_in: SignedIn,
     await alice.get_by_role("link", name="Delete this document").click()
     assert "This cannot be undone" in await alice.inner_text("main")
     await check_accessibility(alice)
+    await screenshot(alice, "docs-delete-confirm")
     await alice.get_by_role("button", name="Delete the document").click()
     await alice.wait_for_url(f"**/docs/{collection_id}")
     documents = await alice.get_by_role("table", name=re.compile("^Documents of")).inner_text()

@@ -165,6 +165,12 @@ class HttpServer:
             log_config=None,
             access_log=False,
             lifespan="on",
+            # Each request's task starts from an empty context. Otherwise it copies the context of
+            # the socket's read callback, which a request whose body passed uvicorn's 64 KiB
+            # buffer re-registers from inside itself (resuming the paused read): every later
+            # request on that connection then began inside that request's span and was logged
+            # under its trace id (python/cpython#140947, Kludex/uvicorn#2167).
+            reset_contextvars=True,
             timeout_graceful_shutdown=math.ceil(self._drain_seconds) + _BACKSTOP_SECONDS,
         )
         self._server = uvicorn.Server(config)

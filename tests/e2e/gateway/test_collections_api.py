@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import uuid
 
 import httpx
@@ -597,6 +598,23 @@ async def test_head_is_a_get_without_its_body_and_a_405_says_what_is_allowed(
     wrong = await gateway.put("/api/md-collections", json={}, headers=alice)
     is_problem(wrong, 405)
     assert set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+
+
+async def test_options_names_every_method_a_path_serves(gateway: httpx.AsyncClient, auth: Auth) -> None:
+    """OPTIONS answered "OPTIONS, POST" for /api/md-collections and "DELETE, OPTIONS" for a
+    collection: Litestar kept the methods of the path's first handler only. Its Allow must name
+    every method the OpenAPI document gives the path, HEAD wherever GET is, and OPTIONS."""
+    document = (await gateway.get("/api/schema/openapi.json")).json()
+    checked = 0
+    for template, operations in document["paths"].items():
+        path = re.sub(r"\{[^}]+\}", lambda _: str(uuid.uuid4()), template)
+        answer = await gateway.options(path, headers=auth["alice"])
+        assert answer.status_code == 204, (template, answer.status_code, answer.text[:300])
+        served = {method.upper() for method in operations if method != "parameters"}
+        expected = served | {"OPTIONS"} | ({"HEAD"} if "GET" in served else set())
+        assert set(answer.headers["allow"].split(", ")) == expected, template
+        checked += 1
+    assert checked >= 20  # the document's paths, not an empty walk
 
 
 async def test_the_openapi_document_lists_the_409_a_grant_can_answer(

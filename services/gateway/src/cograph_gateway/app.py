@@ -21,6 +21,7 @@ from cograph_gateway.mcp import McpEndpoint
 from cograph_gateway.metrics import count_unmatched
 from cograph_gateway.openapi import StrictStructSchemaPlugin
 from cograph_gateway.operations import Operations
+from cograph_gateway.options import AllowEveryMethod
 from cograph_gateway.routes.collections import CollectionsController
 from cograph_gateway.routes.common import page
 from cograph_gateway.routes.documents import DocumentsController
@@ -90,7 +91,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
         ],
         csrf_config=web.csrf,
         template_config=web.templates,
-        before_send=[count_unmatched],
+        before_send=[count_unmatched, AllowEveryMethod()],
         exception_handlers=EXCEPTION_HANDLERS,
         plugins=[OpenTelemetryPlugin(OpenTelemetryConfig()), StrictStructSchemaPlugin()],
         openapi_config=OpenAPIConfig(

@@ -17,6 +17,7 @@ from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
 from cograph_errors import shortened
 from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError
+from cograph_gateway.options import allowed
 from cograph_gateway.schemas import ProblemDetails
 from cograph_telemetry import current_trace_id
 
@@ -179,9 +180,9 @@ def _allowing_head(headers: Mapping[str, str] | None) -> Mapping[str, str] | Non
     """The exception's headers (a 405's Allow, which RFC 9110 requires), HEAD named wherever GET
     is: the app answers it (see head.py), though no route declares it."""
     allow = (headers or {}).get("allow")  # Litestar's name for it
-    if allow is None or "GET" not in allow.split(", ") or "HEAD" in allow:
+    if allow is None:
         return headers
-    return {**(headers or {}), "allow": f"{allow}, HEAD"}
+    return {**(headers or {}), "allow": allowed(frozenset(allow.split(", ")))}
 
 
 class ServiceCallError(aio.AioRpcError):

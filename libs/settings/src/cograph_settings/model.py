@@ -6,6 +6,7 @@ variable `COGRAPH_EMBEDDING__BATCH_SIZE`.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 import urllib.parse
@@ -197,9 +198,38 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         int, Meta(gt=0, description="Larger discovered files are skipped with a reason.")
     ] = 2**20
     git_timeout_seconds: Annotated[float, Meta(gt=0, description="Longest one git command may run.")] = 600.0
+    clone_allowed_schemes: Annotated[
+        list[Literal["https", "ssh", "http", "git"]],
+        Meta(description="Schemes a clone URL may use (JSON list); http and git are unencrypted."),
+    ] = msgspec.field(default_factory=lambda: ["https", "ssh"])
+    clone_allowed_hosts: Annotated[
+        list[str],
+        Meta(
+            description="Hosts, addresses or CIDRs a clone URL may reach though internal (loopback,"
+            ' private...), e.g. `["gitlab.corp", "10.20.0.0/16"]`.'
+        ),
+    ] = msgspec.field(default_factory=list)
 
     def __post_init__(self) -> None:
         _require_finite(self, "REPODOCS")
+        for entry in self.clone_allowed_hosts:
+            if not _is_host_or_network(entry):
+                raise ValueError(
+                    f"COGRAPH_REPODOCS__CLONE_ALLOWED_HOSTS: {entry!r} is not a host name, an IP address"
+                    " or a CIDR network"
+                )
+
+
+# What COGRAPH_REPODOCS__CLONE_ALLOWED_HOSTS takes besides addresses and networks: a DNS name.
+_HOST_NAME = re.compile(r"^[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_.])?$", re.IGNORECASE)
+
+
+def _is_host_or_network(entry: str) -> bool:
+    try:
+        ipaddress.ip_network(entry.strip().strip("[]"), strict=False)
+    except ValueError:
+        return _HOST_NAME.fullmatch(entry.strip()) is not None
+    return True
 
 
 class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):

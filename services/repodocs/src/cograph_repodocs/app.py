@@ -1,4 +1,4 @@
-"""Wiring: migrations -> pool -> git, checkouts -> application (sync pipeline, syncs, schedule,
+"""Wiring: migrations -> pool -> git, clone policy, checkouts -> application (sync pipeline, syncs, schedule,
 repositories, documents, code, search) -> servicer -> gRPC server + ops HTTP. Shutdown: servers,
 then the schedule, then syncs in progress, then the pool."""
 
@@ -19,7 +19,9 @@ from cograph_repodocs.application.scheduler import Scheduler
 from cograph_repodocs.application.search import Search
 from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.checkouts import Checkouts
+from cograph_repodocs.domain.clone_urls import ClonePolicy
 from cograph_repodocs.git import Git
+from cograph_repodocs.remotes import Remotes
 from cograph_repodocs.rpc import RepoDocsServicer
 from cograph_service import Readiness, ServiceHost, database_check
 from cograph_settings import Settings
@@ -32,7 +34,9 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RepoDocsService"].full_name
 async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvider) -> ServiceHost:
     config = settings.repodocs
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
-    checkouts = Checkouts(Git(config.git_timeout_seconds), Path(config.checkout_dir))
+    git = Git(config.git_timeout_seconds)
+    policy = ClonePolicy.of(config.clone_allowed_schemes, config.clone_allowed_hosts)
+    checkouts = Checkouts(git, Path(config.checkout_dir), Remotes(policy, git.ssh_command))
     pipeline = SyncPipeline(pool, embedder, checkouts, max_file_bytes=config.max_file_bytes)
     syncs = Syncs(pool, pipeline)
     scheduler = Scheduler(pool, syncs, config.sync_interval_seconds)

@@ -2,7 +2,8 @@
 
 A repository registered by clone URL gets a checkout the service owns, under
 `checkout_dir/<repository id>`; one registered by checkout path is read where it is and
-never modified.
+never modified. Every git command that reads a clone URL is admitted first (remotes.py), on
+each sync too: a name may resolve elsewhere today than at registration.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Protocol
 
 import msgspec
 
+from cograph_repodocs.domain.clone_urls import ClonePolicy
 from cograph_repodocs.domain.discovery import NOTHING_IGNORED, GitIgnored
 from cograph_repodocs.domain.rules import Ref, redact_credentials
 from cograph_repodocs.git import Git, GitError
+from cograph_repodocs.remotes import FetchFailed, Remotes
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +52,11 @@ class Source(Protocol):
 
 
 class Checkouts:
-    def __init__(self, git: Git, checkout_dir: Path) -> None:
+    def __init__(self, git: Git, checkout_dir: Path, remotes: Remotes | None = None) -> None:
         self.git = git  # also reads files at a commit (files.read_committed_range)
         self._dir = checkout_dir.resolve()
+        # Without one given, the default policy: https and ssh to public addresses only.
+        self._remotes = remotes or Remotes(ClonePolicy(), git.ssh_command)
 
     def root(self, repository: Source) -> Path:
         if repository.checkout_path is not None:
@@ -59,9 +64,10 @@ class Checkouts:
         return self._dir / str(repository.id)
 
     async def probe_remote(self, clone_url: str, branch: str) -> None:
-        """GitError unless git can read `clone_url` (and its `branch`, when one is named)."""
+        """GitError unless git can read `clone_url` (and its `branch`, when one is named);
+        InvalidArgument when the clone policy refuses it."""
         patterns = ["HEAD", f"refs/heads/{branch}"] if branch else ["HEAD"]
-        listed = await self.git.run("ls-remote", "--symref", "--", clone_url, *patterns)
+        listed = await self._read_remote(clone_url, "ls-remote", "--symref", "--", clone_url, *patterns)
         if branch and f"\trefs/heads/{branch}\n" not in listed + "\n":
             raise GitError(f"{redact_credentials(clone_url)} has no branch {branch!r}")
 
@@ -74,7 +80,7 @@ class Checkouts:
             return Checkout(root, await self.head(root), await self.ignored(root))
         assert repository.clone_url is not None
         if (root / ".git").is_dir():
-            await self._fetch(root, repository.default_branch)
+            await self._fetch(repository.clone_url, root, repository.default_branch)
         else:
             await self._clone(repository.clone_url, repository.default_branch, root)
         return Checkout(root, await self.head(root))
@@ -116,21 +122,38 @@ class Checkouts:
         if branch:
             args += ["--branch", branch]
         try:
-            await self.git.run(*args, "--", clone_url, str(partial))
+            await self._read_remote(clone_url, *args, "--", clone_url, str(partial))
             await asyncio.to_thread(_replace, partial, root)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 await asyncio.to_thread(shutil.rmtree, partial)
 
-    async def _fetch(self, root: Path, branch: str) -> None:
+    async def _fetch(self, clone_url: str, root: Path, branch: str) -> None:
         where = ["-C", str(root)]
-        # HEAD of the remote is its default branch when none was registered.
-        await self.git.run(
-            *where, "fetch", "--quiet", "--no-tags", "--depth", "1", "origin", branch or "HEAD"
+        # The URL admitted, not `origin`: what is checked is what is fetched. HEAD of the remote
+        # is its default branch when none was registered.
+        await self._read_remote(
+            clone_url,
+            *where,
+            *("fetch", "--quiet", "--no-tags", "--depth", "1", "--", clone_url, branch or "HEAD"),
         )
         await self.git.run(*where, "reset", "--quiet", "--hard", "FETCH_HEAD")
         # -x as well: nothing but the commit's own files may be indexed.
         await self.git.run(*where, "clean", "--quiet", "-ffdx")
+
+    async def _read_remote(self, clone_url: str, *args: str) -> str:
+        """`git <args>`, which reads `clone_url`, once the clone policy admits it. A network
+        remote's failure is FetchFailed, git's words going to the log only: whoever registered
+        the URL would read in them whether a port is open. A local source's failure keeps
+        them (only administrators register one, and only they see its sync errors)."""
+        access = await self._remotes.admit(clone_url)
+        try:
+            return await self.git.run(*access.options, *args, env=access.env)
+        except GitError as error:
+            if not access.network:
+                raise
+            log.warning("git could not read %s: %s", redact_credentials(clone_url), error)
+            raise FetchFailed() from None
 
 
 def _replace(source: Path, target: Path) -> None:

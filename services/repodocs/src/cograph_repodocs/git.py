@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 from cograph_repodocs.domain.rules import redact_credentials
@@ -25,9 +26,10 @@ def _environment() -> dict[str, str]:
     env["GIT_ASKPASS"] = "true"
     env["SSH_ASKPASS"] = "true"
     env["GIT_SSH_COMMAND"] = env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-    # Clone URLs come from users: git's own transports only (file:// and local paths included),
-    # never a remote helper such as ext::, which runs a command.
-    env["GIT_ALLOW_PROTOCOL"] = "file:git:http:https:ssh"
+    # Clone URLs come from users: local paths and file:// only, never a remote helper such as
+    # ext::, which runs a command. A command that reaches the network names the one protocol
+    # its admitted URL uses (remotes.py), so nothing unchecked leaves the host.
+    env["GIT_ALLOW_PROTOCOL"] = "file"
     # Messages in English, so that errors read the same everywhere.
     env["LC_ALL"] = "C"
     return env
@@ -38,13 +40,19 @@ class Git:
         self.timeout_seconds = timeout_seconds
         self._env = _environment()
 
-    async def run(self, *args: str, cwd: Path | None = None) -> str:
-        """stdout of `git <args>`; GitError with git's stderr when it fails or runs too long."""
+    @property
+    def ssh_command(self) -> str:
+        """The ssh command git runs (GIT_SSH_COMMAND), which a pinned remote extends."""
+        return self._env["GIT_SSH_COMMAND"]
+
+    async def run(self, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> str:
+        """stdout of `git <args>`, with `env` over git's environment; GitError with git's stderr
+        when it fails or runs too long."""
         process = await asyncio.create_subprocess_exec(
             "git",
             *args,
             cwd=cwd,
-            env=self._env,
+            env={**self._env, **env} if env else self._env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -19,6 +19,7 @@ from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.domain import rules
 from cograph_repodocs.git import GitError
+from cograph_repodocs.remotes import FetchFailed
 from cograph_repodocs.stores.repositories import AccessRow, NewRepository, RepositoryRow, RepositoryStore
 from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
 
@@ -139,6 +140,8 @@ class Repositories:
             url = rules.check_clone_url(request.clone_url)
             try:
                 await self._checkouts.probe_remote(url, branch)
+            except FetchFailed as error:  # its fixed words: git's would say whether a port is open
+                raise InvalidArgument(str(error)) from None
             except GitError as error:
                 raise InvalidArgument(
                     f"clone_url {rules.redact_credentials(url)!r} cannot be read: {error}"

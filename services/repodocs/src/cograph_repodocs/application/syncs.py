@@ -24,7 +24,7 @@ import asyncpg
 
 from cograph_db import DATABASE_ERRORS
 from cograph_embeddings import EmbeddingError
-from cograph_errors import FailedPrecondition, NotFound
+from cograph_errors import FailedPrecondition, NotFound, ServiceError
 from cograph_repodocs.application.pipeline import SyncPipeline
 from cograph_repodocs.git import GitError
 from cograph_repodocs.stores.repositories import RepositoryStore
@@ -177,6 +177,8 @@ def describe(error: Exception, checkout: Path | None = None) -> str:
     only) becomes "<checkout>"."""
     if isinstance(error, GitError | EmbeddingError):
         message = str(error)
+    elif isinstance(error, ServiceError):  # a refusal in words, such as the clone policy's
+        message = error.message
     elif isinstance(error, asyncpg.PostgresError):
         message = f"database error: {error}"
     elif not str(error):

@@ -158,17 +158,40 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         5 * 2**20
     )
     max_batch_documents: Annotated[int, Meta(gt=0, description="Most documents in one batch upload.")] = 1000
-    worker_concurrency: Annotated[int, Meta(gt=0, description="Jobs one worker runs at once.")] = 1
+    worker_concurrency: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="Jobs one worker runs at once; 0: this process runs none (`cograph worker`s do).",
+        ),
+    ] = 1
     heartbeat_seconds: Annotated[
         float, Meta(gt=0, description="How often a running job proves its worker alive.")
     ] = 10.0
     stale_after_seconds: Annotated[
         float,
-        Meta(gt=0, description="A running job silent this long is marked error by the sweep (>= 3 beats)."),
+        Meta(
+            gt=0,
+            description="A running job silent this long lost its worker: the sweep requeues it (>= 3 beats).",
+        ),
     ] = 120.0
     worker_drain_seconds: Annotated[
         float,
         Meta(ge=0, description="On shutdown, how long running jobs may finish before they are cut off."),
+    ] = 10.0
+    job_max_attempts: Annotated[
+        int,
+        Meta(
+            ge=1, le=100, description="Runs a job may have: one whose worker is lost is requeued until then."
+        ),
+    ] = 3
+    job_backoff_seconds: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=DAY_SECONDS,
+            description="Wait before a job whose worker was lost runs again; doubled each time, at most 1 h.",
+        ),
     ] = 10.0
 
     def __post_init__(self) -> None:
@@ -178,7 +201,7 @@ class CollectionsSettings(ServiceEndpoint, frozen=True, kw_only=True):
             raise ValueError(
                 f"COGRAPH_COLLECTIONS__STALE_AFTER_SECONDS ({self.stale_after_seconds:g}) must be at least"
                 f" three times COGRAPH_COLLECTIONS__HEARTBEAT_SECONDS ({self.heartbeat_seconds:g}), or the"
-                " sweep would fail jobs that are still running"
+                " sweep would requeue jobs that are still running"
             )
 
 

@@ -41,7 +41,8 @@ async def create_service(
     """The gRPC service; `with_worker` also runs a job worker in this process (as `cograph up` does)."""
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
     documents = _documents(pool, embedder, settings)
-    servicer = CollectionsServicer(Collections(pool), documents, Jobs(pool), ChunkSearch(pool))
+    jobs = Jobs(pool, max_attempts=settings.collections.job_max_attempts)
+    servicer = CollectionsServicer(Collections(pool), documents, jobs, ChunkSearch(pool))
     server = GrpcServer(
         NAME,
         settings.grpc,

@@ -221,7 +221,7 @@ def match_to_pb(match: ContentMatch) -> pb.ContentMatch:
     )
 
 
-def job_to_pb(job: Job) -> pb.Job:
+def job_to_pb(job: Job, max_attempts: int) -> pb.Job:
     message = pb.Job(
         id=str(job.id),
         collection_id=str(job.collection_id),
@@ -233,11 +233,24 @@ def job_to_pb(job: Job) -> pb.Job:
         progress_done=job.progress_done,
         progress_total=job.progress_total,
         created_at=timestamp(job.created_at),
+        attempts=job.attempts,
+        max_attempts=max_attempts,
+        interruptions=[
+            pb.JobInterruption(
+                at=timestamp(interruption.at),
+                worker=interruption.worker,
+                reason=interruption.reason,
+                progress_done=interruption.done,
+                progress_total=interruption.total,
+            )
+            for interruption in job.interruptions
+        ],
     )
     for field, value in (
         ("started_at", job.started_at),
         ("finished_at", job.finished_at),
         ("heartbeat_at", job.heartbeat_at),
+        ("not_before", job.not_before),
     ):
         if value is not None:
             getattr(message, field).CopyFrom(timestamp(value))

@@ -205,7 +205,7 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         self, request: pb.ReEmbedCollectionRequest, context: Context
     ) -> pb.ReEmbedCollectionResponse:
         job = await self._jobs.re_embed(parse_id(request.collection_id, "collection"), request.requested_by)
-        return pb.ReEmbedCollectionResponse(job=job_to_pb(job))
+        return pb.ReEmbedCollectionResponse(job=job_to_pb(job, self._jobs.max_attempts))
 
     async def ListJobs(self, request: pb.ListJobsRequest, context: Context) -> pb.ListJobsResponse:
         ids = parse_ids(request.collection_ids, "collection")
@@ -219,17 +219,17 @@ class CollectionsServicer(pb_grpc.CollectionsServiceServicer):
         )
         rows = await self._jobs.find(query)
         return pb.ListJobsResponse(
-            jobs=[job_to_pb(row) for row in rows[: page.size]],
+            jobs=[job_to_pb(row, self._jobs.max_attempts) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.created_at, row.id)),
         )
 
     async def GetJob(self, request: pb.GetJobRequest, context: Context) -> pb.GetJobResponse:
         job = await self._jobs.get(parse_id(request.job_id, "job"))
-        return pb.GetJobResponse(job=job_to_pb(job))
+        return pb.GetJobResponse(job=job_to_pb(job, self._jobs.max_attempts))
 
     async def RetryJob(self, request: pb.RetryJobRequest, context: Context) -> pb.RetryJobResponse:
         job = await self._jobs.retry(parse_id(request.job_id, "job"), request.requested_by)
-        return pb.RetryJobResponse(job=job_to_pb(job))
+        return pb.RetryJobResponse(job=job_to_pb(job, self._jobs.max_attempts))
 
     async def SearchChunks(
         self, request: pb.SearchChunksRequest, context: Context

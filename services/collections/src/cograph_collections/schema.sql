@@ -13,6 +13,7 @@
 --   0011 format_characters b876b104bf1fc6030fc11a0a45fd1d7cbbd5c7fac087273271d60ca336006068
 --   0012 root_folder_links 615254c8f2a878bf62418da1d6a32f4b5b10e0833c3b91671bf20d3b91c29376
 --   0013 statistics_lock_order ec789b01f2d8a499040b38e9e5b4348c767c91df2a7b294f9ce73544dc742865
+--   0014 job_attempts a3096a05b46c9f78bfe0833675ecfaff7fd7e48ae86220049c65d0a90d05c98e
 
 CREATE SCHEMA collections;
 
@@ -135,6 +136,9 @@ CREATE TABLE collections.md_jobs (
     finished_at timestamp with time zone,
     heartbeat_at timestamp with time zone,
     payload jsonb DEFAULT '{}'::jsonb NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    not_before timestamp with time zone,
+    interruptions jsonb DEFAULT '[]'::jsonb NOT NULL,
     CONSTRAINT md_jobs_check CHECK (((status = 'error'::text) = (error IS NOT NULL))),
     CONSTRAINT md_jobs_kind_check CHECK ((kind = ANY (ARRAY['upload'::text, 'embed'::text, 'resolve_links'::text]))),
     CONSTRAINT md_jobs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'error'::text])))

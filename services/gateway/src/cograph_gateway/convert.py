@@ -345,6 +345,19 @@ def job_from_pb(message: cpb.Job) -> s.Job:
         started_at=_optional_time(message, "started_at"),
         finished_at=_optional_time(message, "finished_at"),
         heartbeat_at=_optional_time(message, "heartbeat_at"),
+        attempts=message.attempts,
+        max_attempts=message.max_attempts,
+        interruptions=[
+            s.JobInterruption(
+                at=_time(interruption.at),
+                worker=interruption.worker,
+                reason=interruption.reason,
+                progress_done=interruption.progress_done,
+                progress_total=interruption.progress_total,
+            )
+            for interruption in message.interruptions
+        ],
+        not_before=_optional_time(message, "not_before"),
     )
 
 

@@ -270,6 +270,17 @@ class EmbedStatus(msgspec.Struct):
     outdated_chunker_chunks: int
 
 
+class JobInterruption(msgspec.Struct):
+    """A run of a job that its worker did not end (it went silent, or stopped)."""
+
+    at: dt.datetime
+    worker: str
+    # Why the run ended, e.g. "no heartbeat for 31 s".
+    reason: str
+    progress_done: int
+    progress_total: int
+
+
 class Job(msgspec.Struct):
     id: str
     collection_id: str
@@ -284,6 +295,14 @@ class Job(msgspec.Struct):
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
     heartbeat_at: dt.datetime | None
+    # Runs so far, the running one included. A job whose worker was lost is queued again by
+    # itself until it has had max_attempts runs; one that fails on its own content is not.
+    attempts: int
+    max_attempts: int
+    # The runs a lost worker ended, oldest first.
+    interruptions: list[JobInterruption]
+    # Set while a requeued job waits for its backoff: it does not run before then.
+    not_before: dt.datetime | None
 
 
 # Search.

@@ -1,9 +1,11 @@
 """The job worker: claims queued jobs, runs them with a heartbeat, and sweeps jobs whose worker died.
 
 Several workers, on several machines, may run at once: a claim is an UPDATE over
-`SELECT ... FOR UPDATE SKIP LOCKED`, so a job runs once. Jobs never retry by themselves.
-A stopping worker claims nothing more and lets running jobs finish for a while; a job it
-must cut off is recorded as an error at once, saying so, rather than left to the sweep.
+`SELECT ... FOR UPDATE SKIP LOCKED`, so a job runs once at a time. A job that fails on its own
+(its handler raised) stops for a person. A job whose run was interrupted, not by itself, is
+queued again with backoff, up to COGRAPH_COLLECTIONS__JOB_MAX_ATTEMPTS runs: its worker went
+silent (the sweep finds it), its worker was stopping and cut it off, or the database could not
+be reached. A stopping worker claims nothing more and lets running jobs finish for a while.
 A database outage does not leave a job `running` (its end is recorded once the database is
 back) nor a worker deaf (its LISTEN connection is opened again).
 """
@@ -17,16 +19,17 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import asyncpg
 from prometheus_client import REGISTRY, Gauge, Histogram
 
-from cograph_collections.application.jobs import Progress, beat
+from cograph_collections.application.jobs import Progress, beat, settle_interrupted
 from cograph_collections.domain.jobs import Claimed, Kind
 from cograph_collections.stores.jobs import JobStore, listen
-from cograph_db import DATABASE_ERRORS
+from cograph_db import DATABASE_ERRORS, Connection
+from cograph_db.outage import database_unreachable
 from cograph_settings import CollectionsSettings
 
 log = logging.getLogger(__name__)
@@ -49,7 +52,7 @@ def _publish_job_metrics() -> None:
     REGISTRY.register(JOB_DURATION)
 
 
-Handler = Callable[[Claimed, Progress], Awaitable[None]]
+Handler = Callable[[Claimed, Progress], Coroutine[Any, Any, None]]
 
 
 class Worker:
@@ -158,14 +161,29 @@ class Worker:
     async def _sweep_loop(self) -> None:
         while True:
             try:
+                await self.sweep()
                 async with self._pool.acquire() as connection:
-                    store = JobStore(connection)
-                    for job_id in await store.sweep(self._settings.stale_after_seconds):
-                        log.warning("job %s lost its worker; marked error", job_id)
-                    JOBS_QUEUED.set(await store.queued())
+                    JOBS_QUEUED.set(await JobStore(connection).queued())
             except DATABASE_ERRORS:
                 log.exception("stale-job sweep failed; retrying")
             await asyncio.sleep(self._settings.heartbeat_seconds)
+
+    async def sweep(self) -> list[uuid.UUID]:
+        """Requeue (or end, when it may not run again) each running job whose worker went silent;
+        answers their ids."""
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = JobStore(connection)
+            stale = await store.stale(self._settings.stale_after_seconds)
+            for lost, silent in stale:
+                outcome = await settle_interrupted(
+                    store,
+                    lost,
+                    f"no heartbeat for {silent} s",
+                    max_attempts=self._settings.job_max_attempts,
+                    backoff_base_seconds=self._settings.job_backoff_seconds,
+                )
+                log.warning("job %s lost its worker %s: %s", lost.id, lost.worker, outcome)
+        return [lost.id for lost, _ in stale]
 
     async def run_once(self) -> bool:
         """Claim and run one job; answers whether there was one."""
@@ -177,57 +195,112 @@ class Worker:
         progress = {"done": 0, "total": 0}
 
         async def report(done: int, total: int) -> None:
+            known = progress["total"]
             progress.update(done=done, total=total)
+            if total != known:  # the size of the work, shown at once rather than at the next beat
+                await self._beat_now(job, done, total)
 
+        # Its own task, so that a sweep that took the job away can stop it alone.
+        work = asyncio.create_task(self._handlers[job.kind](job, report), name=f"job-{job.id}")
         heart = asyncio.create_task(
             beat(
                 self._pool,
                 job.id,
                 self._settings.heartbeat_seconds,
                 lambda: (progress["done"], progress["total"]),
+                attempt=job.attempt,
+                on_taken=work.cancel,
             )
         )
         error: str | None = None
+        interrupted: str | None = None
         cut_off = False
         try:
-            await self._handlers[job.kind](job, report)
+            await work  # cancelling this worker (a stop) cancels the job with it
         except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is None or current.cancelling() == 0:
+                # Not this worker's stop: a sweep requeued the job while this worker was silent,
+                # and another run owns it now.
+                log.warning("job %s (%s) was taken from this worker; dropped", job.id, job.kind)
+                JOB_DURATION.labels(job.kind.value, "taken").observe(time.perf_counter() - started)
+                return True
             cut_off = True
-            error = (
-                f"the worker stopped before the job finished ({progress['done']} of "
-                f"{progress['total']} done); retry it"
-            )
+            interrupted = "its worker stopped before the job finished"
         except Exception as exc:
-            log.exception("job %s (%s) failed", job.id, job.kind)
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if database_unreachable(exc):
+                log.warning("job %s (%s) lost the database", job.id, job.kind, exc_info=True)
+                interrupted = "the database could not be reached"
+            else:
+                log.exception("job %s (%s) failed", job.id, job.kind)
+                error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         finally:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
-        await self._finish(job.id, error, progress["done"], progress["total"])
-        status = "error" if error else "success"
+        done, total = progress["done"], progress["total"]
+        if interrupted is not None:
+            reason = f"{interrupted} ({done} of {total} done)"
+            await self._record(job, lambda connection: self._interrupt(connection, job, reason, done, total))
+            status = "interrupted"
+        else:
+            await self._record(
+                job,
+                lambda connection: JobStore(connection).finish(
+                    job.id, error, done=done, total=total, attempt=job.attempt
+                ),
+            )
+            status = "error" if error else "success"
         JOB_DURATION.labels(job.kind.value, status).observe(time.perf_counter() - started)
         log.info("job %s (%s) %s", job.id, job.kind, status)
         if cut_off:
             raise asyncio.CancelledError
         return True
 
-    async def _finish(self, job_id: uuid.UUID, error: str | None, done: int, total: int) -> None:
-        """Record how the job ended, retrying through a database outage for as long as the sweep
-        would wait: a job left `running` holds back every later job of its collection and kind.
-        A stopping worker tries once more, so as not to outstay its drain; the sweep ends the rest."""
+    async def _beat_now(self, job: Claimed, done: int, total: int) -> None:
+        """One heartbeat out of turn; a failure is only logged, the next beat tries again."""
+        try:
+            async with self._pool.acquire() as connection:
+                await JobStore(connection).heartbeat(job.id, done, total, job.attempt)
+        except DATABASE_ERRORS:
+            log.warning("progress of job %s not recorded yet", job.id, exc_info=True)
+
+    async def _interrupt(
+        self, connection: Connection, job: Claimed, reason: str, done: int, total: int
+    ) -> None:
+        async with connection.transaction():
+            store = JobStore(connection)
+            lost = await store.running(job.id, job.attempt)
+            if lost is None:  # swept meanwhile: the sweep has settled it
+                return
+            outcome = await settle_interrupted(
+                store,
+                lost,
+                reason,
+                max_attempts=self._settings.job_max_attempts,
+                backoff_base_seconds=self._settings.job_backoff_seconds,
+                done=done,
+                total=total,
+            )
+        log.warning("job %s (%s) interrupted: %s", job.id, job.kind, outcome)
+
+    async def _record(self, job: Claimed, write: Callable[[Connection], Awaitable[None]]) -> None:
+        """Record how the job's run ended, retrying through a database outage for as long as the
+        sweep would wait: a job left `running` holds back every later job of its collection and
+        kind. A stopping worker tries once more, so as not to outstay its drain; the sweep ends
+        (or requeues) the rest."""
         deadline = time.monotonic() + self._settings.stale_after_seconds
         delay = 0.1
         while True:
             try:
                 async with self._pool.acquire() as connection:
-                    await JobStore(connection).finish(job_id, error, done=done, total=total)
+                    await write(connection)
                 return
             except DATABASE_ERRORS:
                 if self._stopping.is_set() or time.monotonic() + delay > deadline:
                     raise
                 log.warning(
-                    "recording the end of job %s failed; retrying in %gs", job_id, delay, exc_info=True
+                    "recording the end of job %s failed; retrying in %gs", job.id, delay, exc_info=True
                 )
                 with contextlib.suppress(TimeoutError):  # a stop cuts the wait short
                     await asyncio.wait_for(self._stopping.wait(), timeout=delay)

@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from cograph_collections.domain.jobs import Claimed, Job, JobQuery, Kind, Status
+from cograph_collections.domain.jobs import Claimed, Job, JobQuery, Kind, Lost, Status
 from cograph_db import Connection, Queries
 from cograph_errors import NotFound
 
@@ -67,8 +67,10 @@ class JobStore:
         row = await self._db.fetchrow(SQL.claim_job, worker)
         return msgspec.convert(dict(row), Claimed) if row else None
 
-    async def heartbeat(self, job_id: uuid.UUID, done: int, total: int) -> None:
-        await self._db.execute(SQL.heartbeat, job_id, done, total)
+    async def heartbeat(self, job_id: uuid.UUID, done: int, total: int, attempt: int | None = None) -> bool:
+        """Answers whether the job is still running as run `attempt` (any run when None): False
+        once a sweep took it from a worker it thought dead."""
+        return await self._db.fetchval(SQL.heartbeat, job_id, done, total, attempt) is not None
 
     async def finish(
         self,
@@ -77,18 +79,48 @@ class JobStore:
         *,
         done: int | None = None,
         total: int | None = None,
+        attempt: int | None = None,
     ) -> None:
+        """The end of the job's run `attempt` (None: whichever runs), unless it is no longer its."""
         status = Status.ERROR if error is not None else Status.SUCCESS
-        await self._db.execute(SQL.finish_job, job_id, status.value, error, done, total)
+        await self._db.execute(SQL.finish_job, job_id, status.value, error, done, total, attempt)
         # A queued job of the same collection and kind may have waited for this one to end.
         await self._wake_workers(job_id)
 
-    async def sweep(self, stale_after_seconds: float) -> list[uuid.UUID]:
-        """Running jobs whose worker went silent become errors, with the reason."""
-        swept = [row["id"] for row in await self._db.fetch(SQL.sweep_stale, stale_after_seconds)]
-        if swept:  # queued jobs of the same collection and kind waited for these to end
-            await self._wake_workers(swept[0])
-        return swept
+    async def stale(self, stale_after_seconds: float) -> list[tuple[Lost, int]]:
+        """In a transaction: the running jobs silent for longer than stale_after_seconds, each
+        with how long it has been silent, locked until the transaction ends."""
+        rows = await self._db.fetch(SQL.select_stale, stale_after_seconds)
+        return [(_lost(row), int(row["silent_seconds"])) for row in rows]
+
+    async def running(self, job_id: uuid.UUID, attempt: int) -> Lost | None:
+        """In a transaction: the job, locked, while it is still running as run `attempt`."""
+        row = await self._db.fetchrow(SQL.select_running, job_id, attempt)
+        return _lost(row) if row else None
+
+    async def requeue(
+        self, job_id: uuid.UUID, delay_seconds: float, reason: str, done: int | None, total: int | None
+    ) -> bool:
+        """Queue an interrupted job again after delay_seconds, its run recorded with the reason;
+        answers False (and changes nothing) when an identical job was queued meanwhile."""
+        try:
+            async with self._db.transaction():  # a savepoint: the caller's transaction goes on
+                await self._db.execute(SQL.requeue_job, job_id, delay_seconds, reason, done, total)
+        except asyncpg.UniqueViolationError:
+            return False
+        await self._wake_workers(job_id)  # jobs of its collection and kind waited for it to end
+        return True
+
+    async def end_interrupted(
+        self, job_id: uuid.UUID, error: str, reason: str, done: int | None, total: int | None
+    ) -> None:
+        await self._db.execute(SQL.end_interrupted, job_id, error, reason, done, total)
+        await self._wake_workers(job_id)
+
+    async def mark_successor(self, job_id: uuid.UUID) -> uuid.UUID | None:
+        """The identical job queued while this one ran, now marked as continuing it; None if none."""
+        successor: uuid.UUID | None = await self._db.fetchval(SQL.mark_successor, job_id)
+        return successor
 
     async def get(self, job_id: uuid.UUID) -> Job | None:
         row = await self._db.fetchrow(SQL.select_job, job_id)
@@ -109,6 +141,17 @@ class JobStore:
     async def queued(self) -> int:
         count: int = await self._db.fetchval(SQL.count_queued)
         return count
+
+
+def _lost(row: asyncpg.Record) -> Lost:
+    return Lost(
+        id=row["id"],
+        kind=Kind(row["kind"]),
+        attempts=row["attempts"],
+        worker=row["worker"],
+        progress_done=row["progress_done"],
+        progress_total=row["progress_total"],
+    )
 
 
 async def listen(

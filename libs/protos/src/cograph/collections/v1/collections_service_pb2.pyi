@@ -680,7 +680,7 @@ class ReEmbedCollectionResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ("id", "collection_id", "kind", "status", "error", "retry_of", "requested_by", "progress_done", "progress_total", "created_at", "started_at", "finished_at", "heartbeat_at")
+    __slots__ = ("id", "collection_id", "kind", "status", "error", "retry_of", "requested_by", "progress_done", "progress_total", "created_at", "started_at", "finished_at", "heartbeat_at", "attempts", "max_attempts", "interruptions", "not_before")
     ID_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -694,6 +694,10 @@ class Job(_message.Message):
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_AT_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPTIONS_FIELD_NUMBER: _ClassVar[int]
+    NOT_BEFORE_FIELD_NUMBER: _ClassVar[int]
     id: str
     collection_id: str
     kind: JobKind
@@ -707,7 +711,25 @@ class Job(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     finished_at: _timestamp_pb2.Timestamp
     heartbeat_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., collection_id: _Optional[str] = ..., kind: _Optional[_Union[JobKind, str]] = ..., status: _Optional[_Union[JobStatus, str]] = ..., error: _Optional[str] = ..., retry_of: _Optional[str] = ..., requested_by: _Optional[str] = ..., progress_done: _Optional[int] = ..., progress_total: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    attempts: int
+    max_attempts: int
+    interruptions: _containers.RepeatedCompositeFieldContainer[JobInterruption]
+    not_before: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., collection_id: _Optional[str] = ..., kind: _Optional[_Union[JobKind, str]] = ..., status: _Optional[_Union[JobStatus, str]] = ..., error: _Optional[str] = ..., retry_of: _Optional[str] = ..., requested_by: _Optional[str] = ..., progress_done: _Optional[int] = ..., progress_total: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., heartbeat_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts: _Optional[int] = ..., max_attempts: _Optional[int] = ..., interruptions: _Optional[_Iterable[_Union[JobInterruption, _Mapping]]] = ..., not_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class JobInterruption(_message.Message):
+    __slots__ = ("at", "worker", "reason", "progress_done", "progress_total")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_DONE_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    worker: str
+    reason: str
+    progress_done: int
+    progress_total: int
+    def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., worker: _Optional[str] = ..., reason: _Optional[str] = ..., progress_done: _Optional[int] = ..., progress_total: _Optional[int] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
     __slots__ = ("collection_ids", "status", "kind", "page")

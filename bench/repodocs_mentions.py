@@ -38,11 +38,20 @@ def main() -> None:
     code = scan_code(root, {}, 1 << 20)
     symbols = [s for f in code.parsed for s in f.symbols]
     nodes = {str(uuid.uuid4()): s for s in symbols}
-    index = Symbols((node_id, s.name, s.qualified_name, s.path) for node_id, s in nodes.items())
+    aliases = [a for f in code.parsed for a in f.aliases]
+    index = Symbols(
+        ((node_id, s.name, s.qualified_name, s.path, s.kind.value) for node_id, s in nodes.items()), aliases
+    )
     docs = plan_documents(root, [], 1 << 20, WordWindowChunker())
-    chunks = {uuid.uuid4(): (p.file.path, c.text) for p in docs.prepared for c in p.chunked.chunks}
-    found = sum(len(find_mentions(text)) for _, text in chunks.values())
-    links = link_chunks((ChunkText(chunk_id, path, text) for chunk_id, (path, text) in chunks.items()), index)
+    chunks = {uuid.uuid4(): (p.file.path, c) for p in docs.prepared for c in p.chunked.chunks}
+    found = sum(len(find_mentions(c.text)) for _, c in chunks.values())
+    links = link_chunks(
+        (
+            ChunkText(chunk_id, path, c.text, c.chunk_index, c.heading_path)
+            for chunk_id, (path, c) in chunks.items()
+        ),
+        index,
+    )
 
     print(f"checkout {root}")
     print(
@@ -53,12 +62,14 @@ def main() -> None:
     print("links by form:", dict(collections.Counter(link.form.value for link in links)))
     sample = random.Random(args.seed).sample(links, min(args.sample, len(links)))
     for number, link in enumerate(sample, 1):
-        path, text = chunks[link.chunk_id]
+        path, chunk = chunks[link.chunk_id]
+        text = chunk.text
         symbol = nodes[str(link.code_node_id)]
         # Where the linking mention is (its first occurrence in that form), for the context shown.
         at = next(m.start for m in find_mentions(text) if m.text == link.mention and m.form == link.form)
         context = text[max(0, at - CONTEXT) : at + len(link.mention) + CONTEXT].replace("\n", " ")
-        print(f"\n#{number} [{link.form.value}] {link.mention!r} in {path}")
+        reason = link.reason.value if link.reason is not None else "-"
+        print(f"\n#{number} [{link.form.value}, {reason}] {link.mention!r} in {path}")
         print(f"   -> {symbol.kind.value} {symbol.qualified_name} ({symbol.path}:{symbol.start_line})")
         print(f"   ...{context}...")
 

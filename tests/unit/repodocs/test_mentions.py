@@ -72,10 +72,24 @@ def test_sphinx_cross_reference_roles_name_their_target() -> None:
         ":py:func:`!pkg.read()`, and see :class:`the loader <pkg.Loader>`."
     )
     assert find_mentions(text) == [
-        Mention(text="pkg.mod.Loader", form=BACKTICK, start=text.index("pkg.mod.Loader")),
-        Mention(text="Loader.load", form=BACKTICK, start=text.index("Loader.load")),
-        Mention(text="pkg.read", form=BACKTICK, start=text.index("pkg.read")),
-        Mention(text="pkg.Loader", form=BACKTICK, start=text.index("pkg.Loader>")),
+        Mention(
+            text="pkg.mod.Loader",
+            form=BACKTICK,
+            start=text.index("pkg.mod.Loader"),
+            target="pkg.mod.Loader",
+            marked=True,
+        ),
+        Mention(
+            text="Loader.load",
+            form=BACKTICK,
+            start=text.index("Loader.load"),
+            target="Loader.load",
+            marked=True,
+        ),
+        Mention(text="pkg.read", form=BACKTICK, start=text.index("pkg.read"), target="pkg.read", marked=True),
+        Mention(
+            text="pkg.Loader", form=BACKTICK, start=text.index("pkg.Loader>"), target="pkg.Loader", marked=True
+        ),
     ]
 
 

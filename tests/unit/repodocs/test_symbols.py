@@ -19,6 +19,9 @@ METHOD = SymbolKind.METHOD
 TYPE = SymbolKind.TYPE
 INTERFACE = SymbolKind.INTERFACE
 CONSTANT = SymbolKind.CONSTANT
+VARIABLE = SymbolKind.VARIABLE
+ATTRIBUTE = SymbolKind.ATTRIBUTE
+PROPERTY = SymbolKind.PROPERTY
 
 
 def summary(path: str, source: str) -> list[tuple[str, SymbolKind, int, int]]:
@@ -36,7 +39,7 @@ def summary(path: str, source: str) -> list[tuple[str, SymbolKind, int, int]]:
         ("a.jsx", Language.JAVASCRIPT),
         ("a.mjs", Language.JAVASCRIPT),
         ("a.cjs", Language.JAVASCRIPT),
-        ("a.pyi", None),
+        ("a.pyi", Language.PYTHON),
         ("a.rb", None),
         ("Makefile", None),
     ],
@@ -115,11 +118,14 @@ def test_python_symbols() -> None:
         ("cograph.config.loader.MAX_RETRIES", CONSTANT, 5, 5),
         ("cograph.config.loader.DEFAULT_TIMEOUT", CONSTANT, 6, 6),
         ("cograph.config.loader._PRIVATE_LIMIT", CONSTANT, 7, 7),
+        ("cograph.config.loader.logger", VARIABLE, 8, 8),
         ("cograph.config.loader.load", FUNCTION, 13, 18),
         ("cograph.config.loader.fetch", FUNCTION, 21, 22),
         ("cograph.config.loader.Loader", CLASS, 25, 39),
+        ("cograph.config.loader.Loader.RETRIES", ATTRIBUTE, 28, 28),
         ("cograph.config.loader.Loader.__init__", METHOD, 30, 31),
-        ("cograph.config.loader.Loader.name", METHOD, 33, 35),
+        ("cograph.config.loader.Loader.x", ATTRIBUTE, 31, 31),
+        ("cograph.config.loader.Loader.name", PROPERTY, 33, 35),
         ("cograph.config.loader.Loader.Options", CLASS, 37, 39),
         ("cograph.config.loader.Loader.Options.merged", METHOD, 38, 39),
     ]

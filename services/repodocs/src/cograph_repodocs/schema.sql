@@ -14,6 +14,7 @@
 --   0012 rechunk_by_chunker_parameters ee5eb6956d460646264e67f4ca16c0f38f1828ac125739ca052392667226ae19
 --   0013 mention_offsets 5c58b030092b2486f55b6f343e1c73086141c042c7094f35fae4671d6d721d9d
 --   0014 rechunk_comment_headings 1eda6d32638745e8ea3c0236c499de9cd90db72f91f077fad09f7641ae2d9fee
+--   0016 symbol_aliases_and_reasons 50dcebde4165ce19e46038a12ef4d3b3e434189eac0699791e5ecca4b8ec173b
 
 CREATE SCHEMA repodocs;
 
@@ -86,6 +87,14 @@ BEGIN
     RETURN NULL;
 END $_$;
 
+CREATE TABLE repodocs.code_aliases (
+    repository_id uuid NOT NULL,
+    path text NOT NULL,
+    name text NOT NULL,
+    target text NOT NULL,
+    public boolean NOT NULL
+);
+
 CREATE TABLE repodocs.code_files (
     repository_id uuid NOT NULL,
     path text NOT NULL,
@@ -107,7 +116,7 @@ CREATE TABLE repodocs.code_nodes (
     embedding_model text,
     embedding_dim integer,
     search_text tsvector GENERATED ALWAYS AS (array_to_tsvector(repodocs.identifier_lexemes(((((qualified_name || ' '::text) || kind) || ' '::text) || signature)))) STORED,
-    CONSTRAINT code_nodes_kind_check CHECK ((kind = ANY (ARRAY['function'::text, 'class'::text, 'method'::text, 'type'::text, 'interface'::text, 'constant'::text]))),
+    CONSTRAINT code_nodes_kind_check CHECK ((kind = ANY (ARRAY['function'::text, 'class'::text, 'method'::text, 'type'::text, 'interface'::text, 'constant'::text, 'module'::text, 'variable'::text, 'attribute'::text, 'property'::text]))),
     CONSTRAINT code_nodes_language_check CHECK ((language = ANY (ARRAY['python'::text, 'go'::text, 'typescript'::text, 'javascript'::text])))
 );
 
@@ -129,7 +138,9 @@ CREATE TABLE repodocs.repo_document_chunk_mentions (
     form text NOT NULL,
     mention text NOT NULL,
     mention_start integer,
-    CONSTRAINT repo_document_chunk_mentions_form_check CHECK ((form = ANY (ARRAY['backtick'::text, 'dotted'::text, 'call'::text])))
+    reason text,
+    CONSTRAINT repo_document_chunk_mentions_form_check CHECK ((form = ANY (ARRAY['backtick'::text, 'dotted'::text, 'call'::text, 'reference'::text]))),
+    CONSTRAINT repo_document_chunk_mentions_reason_check CHECK ((reason = ANY (ARRAY['explicit_target'::text, 'document_import'::text, 'heading_context'::text, 'text_context'::text, 'unique_public'::text, 'qualified_name'::text, 'same_file'::text, 'name_match'::text])))
 );
 
 CREATE TABLE repodocs.repo_document_chunks (
@@ -275,6 +286,8 @@ ALTER TABLE ONLY repodocs.repository_grants
 ALTER TABLE ONLY repodocs.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
+CREATE INDEX code_aliases_file ON repodocs.code_aliases USING btree (repository_id, path);
+
 CREATE INDEX code_nodes_file ON repodocs.code_nodes USING btree (repository_id, path);
 
 CREATE INDEX code_nodes_name ON repodocs.code_nodes USING btree (repository_id, name);
@@ -310,6 +323,9 @@ CREATE TRIGGER repo_document_chunks_stats_delete AFTER DELETE ON repodocs.repo_d
 CREATE TRIGGER repo_document_chunks_stats_insert AFTER INSERT ON repodocs.repo_document_chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION repodocs.term_stats('repo_term_stats', 'repo_scope_stats', 'repository_id');
 
 CREATE TRIGGER repo_document_chunks_stats_update AFTER UPDATE ON repodocs.repo_document_chunks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION repodocs.term_stats_update('repo_term_stats', 'repo_scope_stats', 'repository_id');
+
+ALTER TABLE ONLY repodocs.code_aliases
+    ADD CONSTRAINT code_aliases_repository_id_path_fkey FOREIGN KEY (repository_id, path) REFERENCES repodocs.code_files(repository_id, path) ON DELETE CASCADE;
 
 ALTER TABLE ONLY repodocs.code_files
     ADD CONSTRAINT code_files_repository_id_fkey FOREIGN KEY (repository_id) REFERENCES repodocs.repositories(id) ON DELETE CASCADE;

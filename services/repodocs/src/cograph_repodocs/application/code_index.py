@@ -18,7 +18,7 @@ import msgspec
 
 from cograph_embeddings import ModelInfo
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, entered_directories
-from cograph_repodocs.domain.symbols import Symbol, extract_symbols, language_for_path
+from cograph_repodocs.domain.symbols import Alias, Symbol, extract, language_for_path, python_modules
 from cograph_repodocs.opening import NotReadable, read_inside
 from cograph_repodocs.stores.code import NewNode, StoredNode
 from cograph_repodocs.stores.syncs import Skipped
@@ -26,12 +26,16 @@ from cograph_repodocs.stores.syncs import Skipped
 # Names and qualified names are btree keys (PostgreSQL rows of at most about 2.7 KB); no real
 # identifier comes near this, generated or minified code might.
 MAX_NAME_BYTES = 1024
+# Part of every stored file hash: a file is parsed again when what is extracted from it changes
+# (this version), or its import path, or whether a .py beside a .pyi stub defines its names.
+EXTRACTION = "symbols-2"
 
 
 class ParsedFile(msgspec.Struct, frozen=True):
     path: str
     content_hash: str
     symbols: list[Symbol]
+    aliases: list[Alias] = msgspec.field(default_factory=list)
 
 
 class CodeScan(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,7 +65,11 @@ def scan_code(
     hashes: dict[str, str] = {}
     parsed: list[ParsedFile] = []
     skipped: list[Skipped] = []
-    for relative, path in _source_files(root, ignored):
+    files = _source_files(root, ignored)
+    relatives = [relative for relative, _ in files]
+    modules = python_modules(relatives)
+    present = set(relatives)
+    for relative, path in files:
         if len(relative.encode()) > MAX_PATH_BYTES:
             skipped.append(
                 Skipped(relative, f"not parsed for symbols: path longer than {MAX_PATH_BYTES} bytes")
@@ -94,10 +102,16 @@ def scan_code(
         if b"\x00" in data:
             skipped.append(Skipped(relative, "not parsed for symbols: binary file (contains a NUL byte)"))
             continue
-        content_hash = hashlib.sha256(data).hexdigest()
+        module = modules.get(relative)
+        # A stub beside its module describes it: the module's definitions are the symbols, the
+        # stub adds only what it re-exports. A stub alone (an extension module) is the definition.
+        shadowed = relative.endswith(".pyi") and relative[:-1] in present
+        context = f"{EXTRACTION}\0{module}\0{shadowed}\0".encode()
+        content_hash = hashlib.sha256(context + data).hexdigest()
         hashes[relative] = content_hash
         if stored.get(relative) != content_hash:
-            symbols = extract_symbols(relative, data)
+            extracted = extract(relative, data, module)
+            symbols = [] if shadowed else extracted.symbols
             kept = [
                 s
                 for s in symbols
@@ -110,7 +124,12 @@ def scan_code(
                         relative, f"{dropped} symbol(s) with a name over {MAX_NAME_BYTES} bytes not indexed"
                     )
                 )
-            parsed.append(ParsedFile(relative, content_hash, kept))
+            aliases = [
+                a
+                for a in extracted.aliases
+                if max(len(a.name.encode()), len(a.target.encode())) <= MAX_NAME_BYTES
+            ]
+            parsed.append(ParsedFile(relative, content_hash, kept, aliases))
     deleted = sorted(set(stored) - set(hashes))
     return CodeScan(hashes=hashes, parsed=parsed, deleted=deleted, skipped=skipped)
 

@@ -8,8 +8,20 @@ from collections.abc import Iterable
 
 import msgspec
 
-from cograph_repodocs.domain.mentions import ResolvedMention, SymbolIndex, find_mentions, resolve_mentions
+from cograph_repodocs.domain.mentions import RECEIVER_PREFIXES, find_mentions
+from cograph_repodocs.domain.resolution import (
+    Context,
+    Node,
+    Resolver,
+    document_imports,
+    heading_classes,
+    title_classes,
+)
+from cograph_repodocs.domain.symbols import Alias
 from cograph_repodocs.stores.documents import MentionRow
+
+# How many classes the text mentioned last stay context for a bare member name.
+RECENT_CLASSES = 3
 
 
 class ChunkText(msgspec.Struct, frozen=True):
@@ -17,40 +29,67 @@ class ChunkText(msgspec.Struct, frozen=True):
     path: str
     """The path of the chunk's document."""
     text: str
+    chunk_index: int = 0
+    heading_path: list[str] = msgspec.field(default_factory=list)
 
 
 class Symbols:
-    """The repository's code nodes: the domain's index, and where each node is defined."""
+    """The repository's code nodes and re-exports, as the resolver reads them."""
 
-    def __init__(self, rows: Iterable[tuple[str, str, str, str]]) -> None:
-        """`rows` are (node_id, name, qualified_name, path)."""
-        listed = list(rows)
-        self.index = SymbolIndex((node_id, name, qualified) for node_id, name, qualified, _ in listed)
-        self.paths = {node_id: path for node_id, _, _, path in listed}
+    def __init__(self, rows: Iterable[tuple[str, str, str, str, str]], aliases: Iterable[Alias] = ()) -> None:
+        """`rows` are (node_id, name, qualified_name, path, kind)."""
+        self.resolver = Resolver((Node(*row) for row in rows), aliases)
 
 
 def link_chunks(chunks: Iterable[ChunkText], symbols: Symbols) -> list[MentionRow]:
-    """One row per (chunk, code node) the chunk mentions, with the form of its first mention.
+    """One row per (chunk, code node, form) the chunk mentions, from its first such mention,
+    with the reason it resolved there.
 
-    A name defined in the chunk's own file wins over the same name elsewhere: an example or
-    a test (documents that are source files) calling `_env()` means its own `_env`, as
-    Python's and Go's scoping would have it. Blocking (regex over every chunk): run it in a thread.
+    A document's chunks are read in order, as a reader would: the imports in any of its code
+    blocks, the classes its headings and its file name name, and the classes it mentioned last
+    decide among members of one name. Blocking (regex over every chunk): run it in a thread.
     """
-    rows: list[MentionRow] = []
+    resolver = symbols.resolver
+    by_document: dict[str, list[ChunkText]] = defaultdict(list)
     for chunk in chunks:
-        by_text: dict[str, list[ResolvedMention]] = defaultdict(list)
-        for resolved in resolve_mentions(find_mentions(chunk.text), symbols.index):
-            by_text[resolved.text].append(resolved)
-        for candidates in by_text.values():
-            local = [r for r in candidates if symbols.paths.get(r.code_node_key) == chunk.path]
-            for resolved in local or candidates:
-                rows.append(
-                    MentionRow(
-                        chunk.id,
-                        uuid.UUID(resolved.code_node_key),
-                        resolved.form,
-                        resolved.text,
-                        resolved.start,
-                    )
+        by_document[chunk.path].append(chunk)
+    rows: list[MentionRow] = []
+    for path, document in by_document.items():
+        document.sort(key=lambda c: c.chunk_index)
+        context = Context(
+            path,
+            document_imports("\n".join(c.text for c in document)),
+            title_classes(path),
+        )
+        for chunk in document:
+            context.heading_classes = heading_classes(chunk.heading_path)
+            linked: set[tuple[str, str]] = set()
+            for mention in find_mentions(chunk.text):
+                identifier = mention.text
+                for prefix in RECEIVER_PREFIXES:
+                    if identifier.startswith(prefix):
+                        identifier = identifier[len(prefix) :]
+                        break
+                choice = resolver.resolve(
+                    identifier, target=mention.target, marked=mention.marked, context=context
                 )
+                if choice is None:
+                    continue
+                for node_id in choice.node_ids:
+                    if resolver.is_class(node_id):
+                        recent = [c for c in context.recent_classes if c != node_id] + [node_id]
+                        context.recent_classes = recent[-RECENT_CLASSES:]
+                    if (node_id, mention.form.value) in linked:
+                        continue
+                    linked.add((node_id, mention.form.value))
+                    rows.append(
+                        MentionRow(
+                            chunk.id,
+                            uuid.UUID(node_id),
+                            mention.form,
+                            mention.text,
+                            mention.start,
+                            choice.reason,
+                        )
+                    )
     return rows

@@ -156,6 +156,7 @@ class SyncPipeline:
         await code_store.delete_nodes(nodes.deletes)
         await code_store.update_nodes(nodes.updates)
         await code_store.insert_nodes(repository.id, nodes.inserts, prepared.node_vectors, model)
+        await code_store.replace_aliases(repository.id, {f.path: f.aliases for f in code.parsed})
         inserted = {n.id for n in nodes.inserts}
         await code_store.set_embeddings(
             {node_id: v for node_id, v in prepared.node_vectors.items() if node_id not in inserted}, model
@@ -167,7 +168,11 @@ class SyncPipeline:
         await doc_store.insert_chunks(
             repository.id, prepared.chunks, model, chunker.max_words, chunker.overlap_words
         )
-        await self._link(repository, code_store, doc_store, prepared, force_relink=force_relink)
+        # New or removed symbols change what unchanged prose points at: all of it is linked again.
+        symbols_changed = bool(nodes.inserts or nodes.deletes)
+        await self._link(
+            repository, code_store, doc_store, prepared, force_relink=force_relink or symbols_changed
+        )
         return SyncResult(
             commit_sha=commit_sha,
             counters=docs.counters,
@@ -226,9 +231,13 @@ class SyncPipeline:
             texts = [ChunkText(*row) for row in await doc_store.chunk_texts(repository.id)]
         else:
             paths = {document.id: document.file.path for document in prepared.docs.prepared}
-            texts = [ChunkText(c.id, paths[c.document_id], c.chunk.text) for c in prepared.chunks]
+            texts = [
+                ChunkText(c.id, paths[c.document_id], c.chunk.text, c.chunk.chunk_index, c.chunk.heading_path)
+                for c in prepared.chunks
+            ]
         if not texts:
             return
-        symbols = Symbols(await code_store.symbol_rows(repository.id))
+        rows, aliases = await code_store.symbol_rows(repository.id), await code_store.aliases(repository.id)
+        symbols = Symbols(rows, aliases)
         mentions = await asyncio.to_thread(link_chunks, texts, symbols)
         await doc_store.insert_mentions(mentions)

@@ -20,6 +20,9 @@ class MentionForm(StrEnum):
     BACKTICK = "backtick"
     DOTTED = "dotted"
     CALL = "call"
+    REFERENCE = "reference"
+    """An mkdocs-autorefs reference: `[Name][pkg.mod.Name]`, or `[Name][]` leaving the target
+    to be resolved."""
 
 
 class Mention(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,6 +31,10 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
     form: MentionForm
     start: int
     """Offset of the identifier's first character in the scanned text."""
+    target: str | None = None
+    """The full name the text states the mention means (a reference's target, a role's name)."""
+    marked: bool = False
+    """The author marked it as a symbol (a reference, a Sphinx role), even without a target."""
 
 
 class ResolvedMention(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +61,9 @@ _ROLE_BEFORE = re.compile(r"(?<![\w:`]):(?:[A-Za-z][\w.+-]*:)+\Z")
 _ROLE_TARGET = re.compile(r"\s*[!~]{0,2}\.?([^<>]*)\s*")
 _ROLE_TITLED_TARGET = re.compile(r"[^<>]*<\s*[!~]{0,2}\.?([^<>]*)>\s*")
 _LONGEST_ROLE = 64
+# `[text][target]` with an identifier as text, backticked or not, maybe with `()`; an empty target
+# (`[Name][]`) asks the reader to find it.
+_REFERENCE = re.compile(rf"\[(`?)({_DOTTED})(?:\(\))?\1\]\[({_DOTTED})?\]")
 _CALL = re.compile(rf"(?<![\w$.])({_DOTTED})\(([^()\n]*)\)")
 _DOTTED_NAME = re.compile(rf"(?<![\w$.])({_IDENT}(?:\.{_IDENT})+)(?![\w$])")
 _TOKEN = re.compile(r"\S+")
@@ -90,13 +100,35 @@ def find_mentions(text: str) -> list[Mention]:
         occupy(start, end)
         return True
 
+    for match in _REFERENCE.finditer(text):
+        occupy(match.start(), match.end())
+        mentions.append(
+            Mention(
+                text=match.group(2),
+                form=MentionForm.REFERENCE,
+                start=match.start(2),
+                target=match.group(3),
+                marked=True,
+            )
+        )
     for match in _BACKTICK.finditer(text):
+        if any(occupied[match.start() : match.end()]):
+            continue
         # The whole span is taken even when it is not an identifier (`make test`).
         occupy(match.start(), match.end())
         found = _backtick_identifier(text, match)
         if found is not None:
-            name, start = found
-            mentions.append(Mention(text=name, form=MentionForm.BACKTICK, start=start))
+            name, start, role = found
+            mentions.append(
+                Mention(
+                    text=name,
+                    form=MentionForm.BACKTICK,
+                    start=start,
+                    # A role names a symbol: its dotted name is the full name or a suffix of it.
+                    target=name if role and "." in name else None,
+                    marked=role,
+                )
+            )
     for match in _TOKEN.finditer(text):
         if any(marker in match.group() for marker in _NOT_CODE_MARKERS):
             occupy(match.start(), match.end())
@@ -116,10 +148,12 @@ def find_mentions(text: str) -> list[Mention]:
     return sorted(mentions, key=lambda m: m.start)
 
 
-def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int] | None:
-    """The identifier a code span names, and its offset: the span itself, or a role's target."""
+def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int, bool] | None:
+    """The identifier a code span names, its offset, and whether a role marks it: the span
+    itself, or a role's target."""
     content, offset = match.group(2), match.start(2)
-    if _ROLE_BEFORE.search(text, max(0, match.start() - _LONGEST_ROLE), match.start()):
+    role = bool(_ROLE_BEFORE.search(text, max(0, match.start() - _LONGEST_ROLE), match.start()))
+    if role:
         target = _ROLE_TITLED_TARGET.fullmatch(content) or _ROLE_TARGET.fullmatch(content)
         if target is None:
             return None
@@ -127,7 +161,7 @@ def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int] | N
     body = _BACKTICK_BODY.fullmatch(content)
     if body is None or _looks_like_file_or_host(body.group(1)):
         return None
-    return body.group(1), offset + body.start(1)
+    return body.group(1), offset + body.start(1), role
 
 
 def _looks_like_file_or_host(name: str) -> bool:

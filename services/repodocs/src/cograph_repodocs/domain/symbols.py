@@ -34,6 +34,15 @@ class SymbolKind(StrEnum):
     TYPE = "type"
     INTERFACE = "interface"
     CONSTANT = "constant"
+    MODULE = "module"
+    """A Python module or package, named by its import path; it spans the whole file."""
+    VARIABLE = "variable"
+    """A module-level assignment that is neither an UPPER_CASE constant nor a type alias."""
+    ATTRIBUTE = "attribute"
+    """A class attribute: an assignment or annotation in the class body (dataclass and TypedDict
+    fields, class variables) or one `__init__` sets on `self`."""
+    PROPERTY = "property"
+    """A method decorated as a property."""
 
 
 class Symbol(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,6 +62,7 @@ class Symbol(msgspec.Struct, frozen=True, kw_only=True):
 
 _EXTENSIONS = {
     ".py": Language.PYTHON,
+    ".pyi": Language.PYTHON,
     ".go": Language.GO,
     ".ts": Language.TYPESCRIPT,
     ".tsx": Language.TYPESCRIPT,
@@ -63,6 +73,7 @@ _EXTENSIONS = {
 }
 _GRAMMARS: dict[str, Callable[[], object]] = {
     ".py": tree_sitter_python.language,
+    ".pyi": tree_sitter_python.language,
     ".go": tree_sitter_go.language,
     ".ts": tree_sitter_typescript.language_typescript,
     ".tsx": tree_sitter_typescript.language_tsx,
@@ -80,6 +91,21 @@ _UPPER_CASE = re.compile(r"_*[A-Z][A-Z0-9_]*")
 _TYPE_PARAMETER = re.compile(r"^(?:typing\.|typing_extensions\.)?(?:TypeVar|ParamSpec|TypeVarTuple)\(")
 
 
+class Alias(msgspec.Struct, frozen=True, kw_only=True):
+    """A name a module makes importable without defining it: `from .fields import Field` in
+    `pkg/__init__.py` is `pkg.Field` -> `pkg.fields.Field`."""
+
+    name: str
+    target: str
+    public: bool
+    """Listed in the module's `__all__`, or, without one, a name not starting with `_`."""
+
+
+class Extracted(msgspec.Struct, frozen=True):
+    symbols: list[Symbol]
+    aliases: list[Alias]
+
+
 def language_for_path(path: str) -> Language | None:
     return _EXTENSIONS.get(PurePosixPath(path).suffix.lower())
 
@@ -89,24 +115,83 @@ def _grammar(suffix: str) -> Grammar:
     return Grammar(_GRAMMARS[suffix]())
 
 
-def extract_symbols(path: str, source: str | bytes) -> list[Symbol]:
-    """The symbols declared in one file, in source order; [] for an unsupported language."""
+def extract_symbols(path: str, source: str | bytes, module: str | None = None) -> list[Symbol]:
+    """The symbols declared in one file, in source order (not the module itself); [] for an
+    unsupported language."""
+    return [s for s in extract(path, source, module).symbols if s.kind is not SymbolKind.MODULE]
+
+
+def extract(path: str, source: str | bytes, module: str | None = None) -> Extracted:
+    """The symbols one file declares, in source order, and the names it re-exports.
+
+    `module` is the file's import path where the caller knows it (from the package layout,
+    see `python_modules`); by default it is derived from the path alone (`module_path`).
+    A Python file is also a symbol of its own, of kind module.
+    """
     suffix = PurePosixPath(path).suffix.lower()
     language = _EXTENSIONS.get(suffix)
     if language is None:
-        return []
+        return Extracted([], [])
     data = source.encode() if isinstance(source, str) else source
     root = Parser(_grammar(suffix)).parse(data).root_node
     # Bytes, as tree-sitter's columns count bytes.
     lines = data.split(b"\n")
     collect = _Collector(path=path, language=language, lines=lines)
     if language is Language.PYTHON:
-        collect.python(root, module_path(path, language))
+        name = module if module is not None else module_path(path, language)
+        if name:
+            collect.module(name, len(lines))
+        collect.python(root, name)
+        collect.python_imports(root, name, package=name if _is_package(path) else name.rpartition(".")[0])
     elif language is Language.GO:
         collect.go(root, path)
     else:
-        collect.script(root, module_path(path, language))
-    return collect.symbols
+        collect.script(root, module if module is not None else module_path(path, language))
+    return Extracted(collect.symbols, collect.aliases)
+
+
+def _is_package(path: str) -> bool:
+    return PurePosixPath(path).stem == "__init__"
+
+
+# Directories that hold a project's import roots without being packages themselves.
+_SOURCE_ROOTS = frozenset({"src", "python", "lib"})
+
+
+def python_modules(paths: list[str]) -> dict[str, str]:
+    """The import path of each Python file among `paths` (POSIX, relative to the checkout).
+
+    A file in a package is named from the top of its `__init__` chain, wherever that stands
+    (`pydantic-core/python/pydantic_core/core_schema.py` -> `pydantic_core.core_schema`); a file
+    outside any package by what follows the last `src/`, `python/` or `lib/` directory, or else by
+    its path (`scripts/release.py` -> `scripts.release`).
+    """
+    packages = {
+        str(PurePosixPath(p).parent)
+        for p in paths
+        if PurePosixPath(p).name in ("__init__.py", "__init__.pyi")
+    }
+    names: dict[str, str] = {}
+    for path in paths:
+        pure = PurePosixPath(path)
+        if pure.suffix not in (".py", ".pyi"):
+            continue
+        directory = pure.parent
+        top = None
+        while str(directory) in packages:
+            top = directory
+            directory = directory.parent
+        if top is not None:
+            parts = [top.name, *pure.relative_to(top).with_suffix("").parts]
+        else:
+            parts = list(pure.with_suffix("").parts)
+            roots = [i for i, part in enumerate(parts[:-1]) if part in _SOURCE_ROOTS]
+            if roots:
+                parts = parts[roots[-1] + 1 :]
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        names[path] = ".".join(parts)
+    return names
 
 
 def module_path(path: str, language: Language) -> str:
@@ -156,11 +241,14 @@ class _Collector:
         self.language = language
         self.lines = lines
         self.symbols: list[Symbol] = []
+        self.aliases: list[Alias] = []
+        self._names: dict[str, set[str]] = {}
 
     def add(self, name_node: Node, span: Node, kind: SymbolKind, scope: str) -> None:
         name = _text(name_node)
         if not name:
             return
+        self._names.setdefault(scope, set()).add(name)
         self.symbols.append(
             Symbol(
                 name=name,
@@ -197,8 +285,23 @@ class _Collector:
         indent = len(head) - len(head.lstrip())
         return _shorten(head.strip(), name_end - indent)
 
-    # Python: module-level functions and UPPER_CASE constants, classes (nested too) and their methods,
-    # also where an if, try or with block declares them.
+    def module(self, name: str, line_count: int) -> None:
+        short = name.rpartition(".")[2]
+        self.symbols.append(
+            Symbol(
+                name=short,
+                qualified_name=name,
+                kind=SymbolKind.MODULE,
+                language=self.language,
+                path=self.path,
+                start_line=1,
+                end_line=max(1, line_count),
+                signature=f"module {name}",
+            )
+        )
+
+    # Python: module-level functions, constants, variables and type aliases; classes (nested too),
+    # their methods, properties and attributes; also where an if, try or with block declares them.
     def python(self, block: Node, scope: str, *, in_class: bool = False) -> None:
         for statement in block.named_children:
             span = statement
@@ -216,24 +319,117 @@ class _Collector:
                 if body is not None:
                     self.python(body, _join(scope, _text(name)), in_class=True)
             elif definition.type == "function_definition" and name is not None:
-                self.add(name, span, SymbolKind.METHOD if in_class else SymbolKind.FUNCTION, scope)
-            elif definition.type == "expression_statement" and not in_class:
-                self._python_constant(definition, scope)
+                decorators = _decorators(statement)
+                if in_class and decorators & _SETTERS:
+                    continue  # the property's getter is its symbol
+                if in_class and decorators & _PROPERTIES:
+                    self.add(name, span, SymbolKind.PROPERTY, scope)
+                else:
+                    self.add(name, span, SymbolKind.METHOD if in_class else SymbolKind.FUNCTION, scope)
+                if in_class and _text(name) == "__init__":
+                    self._instance_attributes(definition, scope)
+            elif definition.type == "expression_statement":
+                self._python_assignment(definition, scope, in_class=in_class)
+            elif definition.type == "type_alias_statement" and not in_class:
+                alias = definition.named_children[0] if definition.named_children else None
+                target = alias.named_children[0] if alias is not None and alias.named_children else None
+                if target is not None and target.type == "identifier":
+                    self.add(target, statement, SymbolKind.TYPE, scope)
             elif definition.type in _PYTHON_BRANCHING:
                 for branch in _python_blocks(definition):
                     self.python(branch, scope, in_class=in_class)
 
-    def _python_constant(self, statement: Node, scope: str) -> None:
+    def _python_assignment(self, statement: Node, scope: str, *, in_class: bool) -> None:
         for assignment in statement.named_children:
             if assignment.type != "assignment":
                 continue
             target = assignment.child_by_field_name("left")
             value = assignment.child_by_field_name("right")
-            # `T = TypeVar("T")` is upper case but a type parameter, not a constant.
+            annotation = assignment.child_by_field_name("type")
+            if target is None or target.type != "identifier":
+                continue
+            name = _text(target)
+            if name.startswith("__"):
+                continue  # `__all__`, `__version__`: module machinery
+            if in_class:
+                # Private attributes are no API; a second assignment is the same attribute.
+                if not name.startswith("_") and name not in self._declared(scope):
+                    self.add(target, statement, SymbolKind.ATTRIBUTE, scope)
+                continue
+            # `T = TypeVar("T")` is a type parameter, not a symbol docs cite.
             if value is not None and value.type == "call" and _TYPE_PARAMETER.search(_text(value)):
                 continue
-            if target is not None and target.type == "identifier" and _UPPER_CASE.fullmatch(_text(target)):
+            if _UPPER_CASE.fullmatch(name):
                 self.add(target, statement, SymbolKind.CONSTANT, scope)
+            elif not name.startswith("_") and name not in self._declared(scope):
+                kind = SymbolKind.TYPE if _is_type_alias(name, annotation, value) else SymbolKind.VARIABLE
+                self.add(target, statement, kind, scope)
+
+    def _instance_attributes(self, init: Node, scope: str) -> None:
+        """`self.x = ...` in `__init__`: attributes of the instance, once each, public only."""
+        body = init.child_by_field_name("body")
+        if body is None:
+            return
+        pending = list(body.named_children)
+        while pending:
+            node = pending.pop(0)
+            if node.type in ("function_definition", "class_definition", "lambda"):
+                continue  # another scope's `self`
+            if node.type == "assignment":
+                target = node.child_by_field_name("left")
+                if (
+                    target is not None
+                    and target.type == "attribute"
+                    and _text(target.child_by_field_name("object")) == "self"
+                ):
+                    attribute = target.child_by_field_name("attribute")
+                    name = _text(attribute)
+                    if (
+                        attribute is not None
+                        and not name.startswith("_")
+                        and name not in self._declared(scope)
+                    ):
+                        statement = node.parent if node.parent is not None else node
+                        self.add(attribute, statement, SymbolKind.ATTRIBUTE, scope)
+            pending.extend(node.named_children)
+
+    def _declared(self, scope: str) -> set[str]:
+        return self._names.get(scope, set())
+
+    def python_imports(self, root: Node, module: str, package: str) -> None:
+        """Names the module imports from its own project (`from .x import y`, or from the same
+        top-level package), at module level or in if/try/with blocks: its re-exports."""
+        exported = _dunder_all(root)
+        top = module.partition(".")[0]
+        for statement in _python_statements(root):
+            if statement.type == "import_from_statement":
+                source = statement.child_by_field_name("module_name")
+                if source is None:
+                    continue
+                base = _resolve_relative(_text(source), package)
+                if base is None or base.partition(".")[0] != top:
+                    continue
+                for imported in statement.children_by_field_name("name"):
+                    if imported.type == "aliased_import":
+                        original = _text(imported.child_by_field_name("name"))
+                        local = _text(imported.child_by_field_name("alias"))
+                    else:
+                        original = local = _text(imported)
+                    if original and local:
+                        self._alias(module, local, _join(base, original), exported)
+            elif statement.type == "import_statement":
+                for imported in statement.children_by_field_name("name"):
+                    if imported.type == "aliased_import":
+                        original = _text(imported.child_by_field_name("name"))
+                        if original.partition(".")[0] == top:
+                            local = _text(imported.child_by_field_name("alias"))
+                            self._alias(module, local, original, exported)
+
+    def _alias(self, module: str, local: str, target: str, exported: set[str] | None) -> None:
+        public = local in exported if exported is not None else not local.startswith("_")
+        name = _join(module, local)
+        if name != target:
+            self.aliases.append(Alias(name=name, target=target, public=public))
 
     # Go: package path = directory segments, plus the package clause when it differs from the
     # directory name (`cmd/tool` + `package main` -> `cmd.tool.main`); methods by receiver type.
@@ -319,6 +515,86 @@ _PYTHON_BRANCHING = frozenset({"if_statement", "try_statement", "with_statement"
 _PYTHON_CLAUSES = frozenset(
     {"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"}
 )
+
+
+_PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property", "abc.abstractproperty"})
+_SETTERS = frozenset({"setter", "deleter"})
+# Right-hand sides that make a module-level assignment a type alias: `X = Union[...]`,
+# `PositiveInt = Annotated[int, ...]`, `Handler = Callable[[Event], None]`.
+_TYPE_FORMS = re.compile(
+    r"(?:typing\.|typing_extensions\.|t\.)?"
+    r"(?:Union|Optional|Annotated|Literal|Callable|Dict|List|Tuple|Set|FrozenSet|Type|Mapping|Sequence"
+    r"|Iterable|Iterator|TypeAliasType|NewType)\b"
+)
+
+
+def _decorators(statement: Node) -> set[str]:
+    """Decorator names of a decorated definition: `property`, and the last segment of
+    `@name.setter` (`setter`)."""
+    if statement.type != "decorated_definition":
+        return set()
+    names: set[str] = set()
+    for child in statement.named_children:
+        if child.type == "decorator":
+            text = _text(child).lstrip("@").split("(")[0].strip()
+            names.add(text)
+            names.add(text.rpartition(".")[2])
+    return names
+
+
+def _is_type_alias(name: str, annotation: Node | None, value: Node | None) -> bool:
+    """`X: TypeAlias = ...`, `X = Annotated[int, ...]`, `X = NewType(...)`, or a CamelCase name
+    bound to a union (`Handler = Sync | Async`)."""
+    if annotation is not None:
+        return _text(annotation).rpartition(".")[2] == "TypeAlias"
+    if value is None:
+        return False
+    text = _text(value)
+    if value.type in ("subscript", "call"):
+        return bool(_TYPE_FORMS.match(text))
+    union = value.type == "binary_operator" and "|" in text
+    return union and name[:1].isupper() and not _UPPER_CASE.fullmatch(name)
+
+
+def _python_statements(block: Node) -> Iterator[Node]:
+    """The statements of a block and of its if/try/with blocks."""
+    for statement in block.named_children:
+        if statement.type in _PYTHON_BRANCHING:
+            for branch in _python_blocks(statement):
+                yield from _python_statements(branch)
+        else:
+            yield statement
+
+
+def _dunder_all(root: Node) -> set[str] | None:
+    """The names a module's `__all__ = [...]` (or tuple) lists; None without one."""
+    names: set[str] | None = None
+    for statement in _python_statements(root):
+        if statement.type != "expression_statement":
+            continue
+        for assignment in statement.named_children:
+            target = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+            value = assignment.child_by_field_name("right") if assignment.type == "assignment" else None
+            if target is None or _text(target) != "__all__" or value is None:
+                continue
+            names = names or set()
+            for item in value.named_children:
+                if item.type == "string":
+                    names.add(_text(item).strip("'\""))
+    return names
+
+
+def _resolve_relative(source: str, package: str) -> str | None:
+    """`.fields` in package `pkg` -> `pkg.fields`; `..x` one level up; absolute names as they are."""
+    level = len(source) - len(source.lstrip("."))
+    if not level:
+        return source
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    rest = source[level:]
+    return ".".join([*base, rest] if rest else base) or None
 
 
 def _python_blocks(statement: Node) -> Iterator[Node]:

@@ -37,7 +37,7 @@ WHERE id = $1;
 UPDATE code_nodes SET embedding = $2, embedding_model = $3, embedding_dim = $4 WHERE id = $1;
 
 -- name: select_symbol_index
-SELECT id, name, qualified_name, path FROM code_nodes WHERE repository_id = $1;
+SELECT id, name, qualified_name, path, kind FROM code_nodes WHERE repository_id = $1;
 
 -- name: select_nodes_in_scope
 SELECT id FROM code_nodes WHERE id = ANY($1::uuid[]) AND repository_id = ANY($2::uuid[]);
@@ -66,3 +66,9 @@ JOIN (
     ORDER BY m.code_node_id, k.chunk_index
 ) mentioned ON mentioned.code_node_id = n.id
 ORDER BY mentioned.first_chunk, mentioned.first_offset NULLS LAST, n.qualified_name, n.id;
+
+-- name: delete_aliases_of_files
+DELETE FROM code_aliases WHERE repository_id = $1 AND path = ANY($2::text[]);
+
+-- name: select_aliases
+SELECT name, target, public FROM code_aliases WHERE repository_id = $1;

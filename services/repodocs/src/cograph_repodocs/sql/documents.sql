@@ -36,11 +36,11 @@ USING repo_document_chunks k
 WHERE k.id = m.chunk_id AND k.repository_id = $1;
 
 -- name: select_chunk_texts
-SELECT k.id, d.path, k.content
+SELECT k.id, d.path, k.content, k.chunk_index, k.heading_path
 FROM repo_document_chunks k
 JOIN repo_documents d ON d.id = k.document_id
 WHERE k.repository_id = $1
-ORDER BY k.id;
+ORDER BY d.path, k.chunk_index;
 
 -- name: count_mentions
 SELECT count(*)

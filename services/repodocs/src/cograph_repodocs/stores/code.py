@@ -13,7 +13,7 @@ from pgvector import Vector
 
 from cograph_db import Connection, Queries
 from cograph_embeddings import ModelInfo
-from cograph_repodocs.domain.symbols import Symbol, SymbolKind
+from cograph_repodocs.domain.symbols import Alias, Symbol, SymbolKind
 
 SQL = Queries.load("cograph_repodocs.sql", "code.sql")
 
@@ -151,10 +151,31 @@ class CodeStore:
                 [(node_id, vector, model.name, model.dimension) for node_id, vector in vectors.items()],
             )
 
-    async def symbol_rows(self, repository_id: uuid.UUID) -> list[tuple[str, str, str, str]]:
-        """(id, name, qualified_name, path) of every node: what mentions are resolved against."""
+    async def symbol_rows(self, repository_id: uuid.UUID) -> list[tuple[str, str, str, str, str]]:
+        """(id, name, qualified_name, path, kind) of every node: what mentions are resolved against."""
         rows = await self._db.fetch(SQL.select_symbol_index, repository_id)
-        return [(str(row["id"]), row["name"], row["qualified_name"], row["path"]) for row in rows]
+        return [
+            (str(row["id"]), row["name"], row["qualified_name"], row["path"], row["kind"]) for row in rows
+        ]
+
+    async def replace_aliases(self, repository_id: uuid.UUID, aliases: dict[str, list[Alias]]) -> None:
+        """The re-exports of the files in `aliases` (path -> its aliases), in place of those stored."""
+        if not aliases:
+            return
+        await self._db.execute(SQL.delete_aliases_of_files, repository_id, list(aliases))
+        await self._db.copy_records_to_table(
+            "code_aliases",
+            columns=("repository_id", "path", "name", "target", "public"),
+            records=[
+                (repository_id, path, a.name, a.target, a.public)
+                for path, items in aliases.items()
+                for a in items
+            ],
+        )
+
+    async def aliases(self, repository_id: uuid.UUID) -> list[Alias]:
+        rows = await self._db.fetch(SQL.select_aliases, repository_id)
+        return [Alias(name=row["name"], target=row["target"], public=row["public"]) for row in rows]
 
     async def in_scope(
         self, node_ids: Sequence[uuid.UUID], repository_ids: Sequence[uuid.UUID]

@@ -17,6 +17,7 @@ from cograph_embeddings import ModelInfo
 from cograph_repodocs.domain.chunking import Chunk
 from cograph_repodocs.domain.discovery import DiscoveredFile, DocumentKind
 from cograph_repodocs.domain.mentions import MentionForm
+from cograph_repodocs.domain.resolution import Reason
 
 SQL = Queries.load("cograph_repodocs.sql", "documents.sql")
 
@@ -45,7 +46,7 @@ CHUNK_COLUMNS = (
     "embedding_model",
     "embedding_dim",
 )
-MENTION_COLUMNS = ("chunk_id", "code_node_id", "form", "mention", "mention_start")
+MENTION_COLUMNS = ("chunk_id", "code_node_id", "form", "mention", "mention_start", "reason")
 
 
 class DocumentState(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,6 +124,8 @@ class MentionRow(msgspec.Struct, frozen=True):
     mention: str
     start: int
     """Offset of the mention in its chunk's text: a page's related code follows it."""
+    reason: Reason | None = None
+    """Why the mention resolved to this node."""
 
 
 class DocumentStore:
@@ -219,10 +222,13 @@ class DocumentStore:
                 ],
             )
 
-    async def chunk_texts(self, repository_id: uuid.UUID) -> list[tuple[uuid.UUID, str, str]]:
-        """(id, document path, text) of every chunk of the repository."""
+    async def chunk_texts(self, repository_id: uuid.UUID) -> list[tuple[uuid.UUID, str, str, int, list[str]]]:
+        """(id, document path, text, chunk index, heading path) of every chunk of the repository."""
         rows = await self._db.fetch(SQL.select_chunk_texts, repository_id)
-        return [(row["id"], row["path"], row["content"]) for row in rows]
+        return [
+            (row["id"], row["path"], row["content"], row["chunk_index"], list(row["heading_path"]))
+            for row in rows
+        ]
 
     async def delete_mentions(self, repository_id: uuid.UUID) -> None:
         await self._db.execute(SQL.delete_mentions_of_repository, repository_id)
@@ -232,7 +238,17 @@ class DocumentStore:
             await self._db.copy_records_to_table(
                 "repo_document_chunk_mentions",
                 columns=MENTION_COLUMNS,
-                records=[(m.chunk_id, m.code_node_id, m.form.value, m.mention, m.start) for m in mentions],
+                records=[
+                    (
+                        m.chunk_id,
+                        m.code_node_id,
+                        m.form.value,
+                        m.mention,
+                        m.start,
+                        m.reason.value if m.reason is not None else None,
+                    )
+                    for m in mentions
+                ],
             )
 
     async def count_mentions(self, repository_id: uuid.UUID) -> int:

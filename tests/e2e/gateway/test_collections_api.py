@@ -371,8 +371,20 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         (
             "/api/search/route",
             b'{"query": "a", "limit": 1e309}',
-            "the body is not valid JSON: Number out of range",
+            "Validation failed for POST /api/search/route: limit: Number out of range",
         ),
+        (  # a number in a string is no number: the body is read as strictly as MCP reads arguments
+            "/api/search/route",
+            b'{"query": "a", "limit": "10"}',
+            "Validation failed for POST /api/search/route: limit: Expected `int | null`, got `str`",
+        ),
+        (
+            f"{base}/documents/batch",
+            b'{"documents": [{"source_key": "a.md", "content": 1}]}',
+            "Validation failed for POST "
+            f"{base}/documents/batch: documents[0].content: Expected `str`, got `int`",
+        ),
+        ("/api/md-collections", b'{"name": "x", "visibility": true}', "Validation failed for POST"),
         (f"{base}/documents", b'{"source_key": "s.md", "content": "caf\xe9"}', "the body is not UTF-8"),
         (
             f"{base}/documents",
@@ -448,12 +460,18 @@ async def test_bad_input_is_a_clear_problem_never_a_500(gateway: httpx.AsyncClie
         ),
         400,
     )
-    for url in ("/api/md-collections", f"{base}/documents/batch", "/api/search/route"):
-        deep = b"[" * 5000 + b"]" * 5000  # JSON nested 5,000 levels: the decoder recurses
+    # JSON nested 5,000 levels: read against the body's type, it is refused at its first level
+    # (and in a field, at the field), without the decoder recursing through it.
+    deep = b"[" * 5000 + b"]" * 5000
+    for url, body, says in (
+        ("/api/md-collections", deep, "data: Expected `object`, got `array`"),
+        (f"{base}/documents/batch", deep, "data: Expected `object`, got `array`"),
+        ("/api/search/route", b'{"query": ' + deep + b"}", "query: Expected `str`, got `array`"),
+    ):
         too_deep = await gateway.post(
-            url, content=deep, headers={**alice, "content-type": "application/json"}
+            url, content=body, headers={**alice, "content-type": "application/json"}
         )
-        assert "nested too deeply" in is_problem(too_deep, 400)["detail"], url
+        assert is_problem(too_deep, 400)["detail"].endswith(says), url
 
 
 async def test_requests_http_cannot_read_are_problems_too(gateway: httpx.AsyncClient) -> None:

@@ -14,6 +14,7 @@ from litestar.types import Receive, Scope, Send
 
 from cograph_gateway.access import Access
 from cograph_gateway.backends import Backends
+from cograph_gateway.bodies import StrictJsonRequest
 from cograph_gateway.errors import EXCEPTION_HANDLERS, Problem
 from cograph_gateway.head import answering_head
 from cograph_gateway.identity import ANONYMOUS, SIGN_IN, Authenticator, Principal
@@ -112,6 +113,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
             security=[{"bearer": []}],
         ),
         request_max_body_size=settings.gateway.max_upload_bytes,
+        request_class=StrictJsonRequest,
         # Logging is configured once per process (with trace ids), not by each app.
         logging_config=None,
     )

@@ -5,6 +5,7 @@ interceptor maps each error class to its status code in one table (cograph_grpc.
 """
 
 from cograph_errors.arguments import (
+    CONTROL_CHARACTERS,
     DEFAULT_RELATED_LIMIT,
     MAX_CONTENT_HASHES,
     MAX_RELATED_LIMIT,
@@ -28,6 +29,7 @@ from cograph_errors.errors import (
 )
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "DEFAULT_RELATED_LIMIT",
     "MAX_CONTENT_HASHES",
     "MAX_RELATED_LIMIT",

@@ -13,8 +13,10 @@ from collections.abc import Iterable, Sequence
 from cograph_errors.errors import InvalidArgument
 
 # Control characters other than tab, newline and carriage return: PostgreSQL refuses NUL in
-# text, and none of them is anything a person searches for.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# text, and none of them is anything a person searches for. As the inside of a regex character
+# class, which the gateway's OpenAPI document states too.
+CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 MAX_CONTENT_HASHES = 1000  # one batch upload's documents
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 class StrictStructSchemaPlugin(StructSchemaPlugin):
     """Request bodies that refuse unknown fields say so (additionalProperties: false), so clients
-    and fuzzers know an extra field is a 400, not something silently ignored."""
+    and fuzzers know an extra field is a 400, not something silently ignored. What a body's
+    fields must be together (one of two, at least one) is stated from its `schema_extra`: JSON
+    Schema keywords the gateway checks in its own words."""
 
     def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
         if not super().is_plugin_supported_field(field_definition):
@@ -26,4 +28,7 @@ class StrictStructSchemaPlugin(StructSchemaPlugin):
     def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: SchemaCreator) -> Schema:
         schema = super().to_openapi_schema(field_definition, schema_creator)
         schema.additional_properties = False
+        aliases = schema.field_aliases()  # JSON Schema's names of the keywords: Schema's own
+        for keyword, value in getattr(field_definition.type_, "schema_extra", {}).items():
+            setattr(schema, aliases.get(keyword, keyword), value)
         return schema

@@ -6,12 +6,12 @@ Requests forbid unknown fields, so a misspelt field is a 400 naming it rather th
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta
 
-from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
+from cograph_errors import CONTROL_CHARACTERS, DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT
 
 VisibilityName = Literal["public", "private", "admin_only"]
 RepositoryVisibilityName = Literal["public", "private"]
@@ -27,21 +27,47 @@ SyncTriggerName = Literal["manual", "schedule", "registration", "unknown"]
 # "embedding": the query was not embedded, and the answer is full text only.
 StoreName = Literal["code", "repo_docs", "collections", "embedding", "unknown"]
 
-Name = Annotated[str, Meta(min_length=1, max_length=200)]
-Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S")]
-# Unconstrained here: the collections service judges each key, so one bad key in a batch is
+
+def stated(**keywords: Any) -> Meta:
+    """JSON Schema keywords the OpenAPI document states of a field whose check is the services'
+    own, in their own words ("the collection name contains a control character (U+0001): remove
+    it", "the query is empty"): msgspec enforces none of them, and Litestar copies them into the
+    field's schema (the "extra" of extra_json_schema), so that a generated client knows them."""
+    return Meta(extra_json_schema={"extra": keywords})
+
+
+def _not_blank_without(controls: str) -> str:
+    """A pattern: at least one character that is not white space, and none of `controls`."""
+    return rf"^[^{controls}]*[^\s{controls}][^{controls}]*$"
+
+
+# What a person types (a name, a group, a query): not blank, and no control character but tab,
+# newline and carriage return (cograph_errors.check_typed_text).
+TYPED_TEXT = _not_blank_without(CONTROL_CHARACTERS)
+# A source key or a path on the server: not blank, and no control character at all.
+_ANY_CONTROL = r"\x00-\x1f\x7f"
+KEY = _not_blank_without(_ANY_CONTROL)
+
+# Text that may be empty, without control characters.
+NO_CONTROL = rf"^[^{CONTROL_CHARACTERS}]*$"
+
+Name = Annotated[str, Meta(min_length=1, max_length=200), stated(pattern=TYPED_TEXT)]
+Description = Annotated[str, Meta(max_length=5000), stated(pattern=NO_CONTROL)]
+Group = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"\S"), stated(pattern=TYPED_TEXT)]
+# Not checked here: the collections service judges each key, so one bad key in a batch is
 # that document's own error (invalid_source_key), not a 400 for the whole batch.
-SourceKey = str
+SourceKey = Annotated[str, stated(pattern=KEY)]
 # The search service judges the length of a query and the limit against its settings
 # (COGRAPH_SEARCH__MAX_QUERY_CHARS, __MAX_LIMIT, __DEFAULT_LIMIT): a bound stated here would be
 # the wrong one as soon as they change, so none is.
 Query = Annotated[
     str,
     Meta(
-        description="What you are looking for: not empty, at most the configured number of characters "
-        "(COGRAPH_SEARCH__MAX_QUERY_CHARS, 2000 by default). The search service judges it, so an empty "
-        "one is refused with a message saying so rather than a schema error.",
+        description="What you are looking for: not blank, without control characters, at most the "
+        "configured number of characters (COGRAPH_SEARCH__MAX_QUERY_CHARS, 2000 by default). The search "
+        "service judges it, so a blank one is refused with a message saying so rather than a schema error.",
     ),
+    stated(pattern=TYPED_TEXT),
 ]
 Limit = Annotated[
     int,
@@ -79,15 +105,25 @@ class ProblemDetails(msgspec.Struct):
 
 class CollectionCreate(msgspec.Struct, forbid_unknown_fields=True):
     name: Name
-    description: Annotated[str, Meta(max_length=5000)] = ""
+    description: Description = ""
     visibility: VisibilityName = "private"
 
 
 class CollectionUpdate(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Only the fields given change."""
 
+    # Stated in the OpenAPI document (openapi.py): a PATCH changes at least one field, and null
+    # leaves a field as it is (the gateway answers "nothing to change" otherwise).
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "minProperties": 1,
+        "anyOf": [
+            {"required": [field], "properties": {field: {"type": "string"}}}
+            for field in ("name", "description", "visibility")
+        ],
+    }
+
     name: Name | None = None
-    description: Annotated[str, Meta(max_length=5000)] | None = None
+    description: Description | None = None
     visibility: VisibilityName | None = None
 
 
@@ -356,13 +392,21 @@ class CollectionSearchResult(msgspec.Struct):
 
 
 class RepositoryCreate(msgspec.Struct, forbid_unknown_fields=True):
+    # Stated in the OpenAPI document (openapi.py): exactly one of clone_url and checkout_path.
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "oneOf": [
+            {"required": [given], "properties": {given: {"type": "string"}, other: {"type": "null"}}}
+            for given, other in (("clone_url", "checkout_path"), ("checkout_path", "clone_url"))
+        ]
+    }
+
     host: RefPart
     owner: RefPart
     name: RefPart
     # Any URL git accepts. Exactly one of clone_url and checkout_path.
-    clone_url: Annotated[str, Meta(min_length=1, max_length=2000)] | None = None
+    clone_url: Annotated[str, Meta(min_length=1, max_length=2000), stated(pattern=KEY)] | None = None
     # An existing checkout on the repodocs host, indexed where it is (administrators only).
-    checkout_path: Annotated[str, Meta(min_length=1, max_length=2000)] | None = None
+    checkout_path: Annotated[str, Meta(min_length=1, max_length=2000), stated(pattern=KEY)] | None = None
     visibility: RepositoryVisibilityName = "private"
     # Empty: the remote's default branch.
     default_branch: Annotated[str, Meta(max_length=200)] = ""

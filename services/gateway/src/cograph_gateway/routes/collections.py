@@ -28,7 +28,13 @@ class CollectionsController(Controller):
         ops: NamedDependency[Operations],
         page: NamedDependency[PageRequest],
         q: Annotated[
-            str, QueryParameter(max_length=200, description="Filter on name and description (ILIKE)")
+            str,
+            QueryParameter(
+                max_length=200,
+                description="Filter on name and description (ILIKE); no control characters.",
+                # Stated, not checked here: the collections service refuses one in its own words.
+                schema_extra={"pattern": s.NO_CONTROL},
+            ),
         ] = "",
     ) -> s.Page[s.Collection]:
         return await ops.collections.readable(q, page)

@@ -26,6 +26,7 @@ _SOURCE_KEY = Schema(
     type=OpenAPIType.STRING,
     min_length=1,
     max_length=1024,
+    pattern=s.KEY,
     description="The path or name the document is stored under; its identity in the collection.",
 )
 _UPLOAD_BODY = RequestBody(

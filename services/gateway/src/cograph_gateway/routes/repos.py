@@ -202,7 +202,8 @@ class ReposController(Controller):
     @get(
         REPO + "/files/{path:path}",
         summary="Lines of a source file at the synced commit (Python, Go, TypeScript, JavaScript)",
-        description="A repository registered by checkout path is read as its directory is now.",
+        description="A repository registered by checkout path is read as its directory is now. "
+        "When both start and end are given (not 0), start must not be after end: a 400 otherwise.",
         responses=_RESPONSES,
     )
     async def read_file(
@@ -210,7 +211,16 @@ class ReposController(Controller):
         repository: NamedDependency[RepositoryName],
         path: FromPath[str],
         ops: NamedDependency[Operations],
-        start: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="First line (1-based)")] = 0,
-        end: Annotated[int, QueryParameter(ge=0, le=10_000_000, description="Last line, inclusive")] = 0,
+        start: Annotated[
+            int, QueryParameter(ge=0, le=10_000_000, description="First line (1-based); 0: the first.")
+        ] = 0,
+        end: Annotated[
+            int,
+            QueryParameter(
+                ge=0,
+                le=10_000_000,
+                description="Last line, inclusive; 0: the last. Not before start when both are given.",
+            ),
+        ] = 0,
     ) -> s.FileRange:
         return (await ops.repositories.read_file(repository, path, start, end)).value

@@ -351,7 +351,8 @@ async def test_a_search_of_one_store_that_is_down_names_the_store(system: System
             headers={"Authorization": "Bearer test-alice-token"},
         )
     assert answer.status_code == 503, answer.text
-    assert answer.json()["detail"] == "the collections service is unavailable; try again shortly"
+    assert answer.json()["detail"] == "the collections service is unavailable; try again in 5 s"
+    assert answer.headers["retry-after"] == "5"
 
 
 async def test_a_slow_store_costs_the_gateways_route_its_deadline_not_the_whole_request(

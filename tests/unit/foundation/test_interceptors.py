@@ -1,17 +1,19 @@
-"""The server interceptor counts every unary call under the status its caller saw."""
+"""The server interceptor counts every unary call under the status its caller saw, and answers an
+outage's errors UNAVAILABLE."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import grpc
 import pytest
 from grpc import aio
 from prometheus_client import REGISTRY
 
+from cograph_grpc import OUTAGE_KEY, Outage
 from cograph_grpc.interceptors import ServerInterceptor
 
 # grpc's classes are generic only in their type stubs.
@@ -28,6 +30,18 @@ class _Slow(_GenericHandler):
         self.started = asyncio.Event()
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
+        if handler_call_details.method == "/t.T/Refused":
+
+            async def refused(request: bytes, context: aio.ServicerContext[bytes, bytes]) -> bytes:
+                raise ConnectionRefusedError("no server on the socket")
+
+            return grpc.unary_unary_rpc_method_handler(refused)
+        if handler_call_details.method == "/t.T/Broken":
+
+            async def broken(request: bytes, context: aio.ServicerContext[bytes, bytes]) -> bytes:
+                raise ValueError("a bug")
+
+            return grpc.unary_unary_rpc_method_handler(broken)
         if handler_call_details.method != "/t.T/Slow":
             return None
 
@@ -42,7 +56,8 @@ class _Slow(_GenericHandler):
 @asynccontextmanager
 async def _serve(service: str) -> AsyncIterator[tuple[aio.Channel, _Slow]]:
     handlers = _Slow()
-    server = aio.server(interceptors=[ServerInterceptor(service)])
+    outage = Outage(lambda error: isinstance(error, ConnectionRefusedError), "its database cannot be reached")
+    server = aio.server(interceptors=[ServerInterceptor(service, [outage])])
     server.add_generic_rpc_handlers([handlers])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -113,3 +128,24 @@ async def test_a_call_that_finishes_is_still_counted_as_ok() -> None:
     async with _serve("ok") as (channel, _):
         assert await _call(channel, "/t.T/Slow")(b"", timeout=5) == b"done"
     assert _count("ok", "Slow", "OK") == 1
+
+
+def _metadata(error: aio.AioRpcError) -> list[tuple[str, Any]]:
+    """Its trailing metadata: (key, value) pairs in grpc.aio, whatever the stubs say."""
+    return list(cast(Iterable[tuple[str, Any]], error.trailing_metadata() or ()))
+
+
+async def test_an_outage_is_unavailable_with_its_words_and_any_other_error_internal() -> None:
+    async with _serve("outage") as (channel, _):
+        with pytest.raises(aio.AioRpcError) as refused:
+            await _call(channel, "/t.T/Refused")(b"", timeout=5)
+        with pytest.raises(aio.AioRpcError) as broken:
+            await _call(channel, "/t.T/Broken")(b"", timeout=5)
+    assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == "its database cannot be reached"
+    assert (OUTAGE_KEY, "1") in _metadata(refused.value)
+    assert broken.value.code() is grpc.StatusCode.INTERNAL
+    assert (broken.value.details() or "").startswith("internal error (trace ")
+    assert OUTAGE_KEY not in dict(_metadata(broken.value))
+    assert _count("outage", "Refused", "UNAVAILABLE") == 1
+    assert _count("outage", "Broken", "INTERNAL") == 1

@@ -1,6 +1,10 @@
-"""The gRPC status of each transport-free error (cograph_errors): the one place they meet."""
+"""The gRPC status of each transport-free error (cograph_errors): the one place they meet; and the
+outages a server answers UNAVAILABLE though nothing raised Unavailable."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import grpc
 
@@ -31,3 +35,13 @@ def status_of(error: ServiceError) -> grpc.StatusCode:
         if kind in _STATUS:
             return _STATUS[kind]
     return grpc.StatusCode.INTERNAL
+
+
+@dataclass(frozen=True)
+class Outage:
+    """Errors that say something the service depends on cannot be reached now (a store's database
+    stopped or restarting): answered UNAVAILABLE with `message`, which a caller may try again
+    shortly, rather than INTERNAL, which says the service itself went wrong."""
+
+    matches: Callable[[BaseException], bool]
+    message: str

@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from grpc import aio
 
 from cograph_errors import ServiceError
-from cograph_grpc.errors import status_of
+from cograph_grpc.errors import Outage, status_of
 from cograph_telemetry.metrics import RPC_LATENCY, RPC_REQUESTS
 from cograph_telemetry.tracing import current_trace_id
 
 log = logging.getLogger(__name__)
+
+# Trailing metadata of an UNAVAILABLE the service itself answered for an outage: its details are
+# then words for a person (grpc's own UNAVAILABLE, for a peer it cannot reach, names addresses).
+OUTAGE_KEY = "cograph-outage"
 
 # The method label of calls to methods the server does not have: one value, whatever clients ask for.
 UNKNOWN_METHOD = "unknown"
@@ -34,10 +38,12 @@ Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
 
 
 class ServerInterceptor(_ServerInterceptor):
-    """Maps ServiceError to its status, hides unexpected errors behind a trace id, records metrics."""
+    """Maps ServiceError to its status, and an outage's errors to UNAVAILABLE; hides unexpected
+    errors behind a trace id; records metrics."""
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, service: str, outages: Sequence[Outage] = ()) -> None:
         self._service = service
+        self._outages = tuple(outages)
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -74,7 +80,20 @@ class ServerInterceptor(_ServerInterceptor):
                 # The generated base class's answer for an RPC a servicer does not implement.
                 code = grpc.StatusCode.UNIMPLEMENTED
                 await context.abort(code, f"{method} is not implemented by {self._service}")
-            except Exception:
+            except Exception as error:
+                outage = next((o for o in self._outages if o.matches(error)), None)
+                if outage is not None:
+                    # Expected while it lasts, and every call says so: one line each, no traceback.
+                    code = grpc.StatusCode.UNAVAILABLE
+                    log.warning(
+                        "%s/%s: %s (%s: %s)",
+                        self._service,
+                        method,
+                        outage.message,
+                        type(error).__name__,
+                        error,
+                    )
+                    await context.abort(code, outage.message, trailing_metadata=((OUTAGE_KEY, "1"),))
                 code = grpc.StatusCode.INTERNAL
                 trace_id = current_trace_id()
                 log.exception("%s/%s failed", self._service, method)

@@ -15,6 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.instrumentation.grpc import aio_server_interceptor
 
+from cograph_grpc.errors import Outage
 from cograph_grpc.interceptors import ServerInterceptor
 from cograph_settings import GrpcSettings
 
@@ -32,15 +33,17 @@ class GrpcServer:
         *,
         service_names: Sequence[str] = (),
         register: Sequence[Callable[[aio.Server], Any]] = (),
+        outages: Sequence[Outage] = (),
     ) -> None:
         """`register` adds the servicers (`lambda s: add_XServicer_to_server(servicer, s)`);
-        `service_names` are their full names, for health and reflection."""
+        `service_names` are their full names, for health and reflection; `outages` the errors
+        answered UNAVAILABLE (a database that cannot be reached)."""
         self.name = name
         self._settings = settings
         self._service_names = list(service_names)
         self.health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         self.server = aio.server(
-            interceptors=[aio_server_interceptor(), ServerInterceptor(name)],  # type: ignore[no-untyped-call]
+            interceptors=[aio_server_interceptor(), ServerInterceptor(name, outages)],  # type: ignore[no-untyped-call]
             options=[
                 ("grpc.max_send_message_length", settings.max_message_bytes),
                 ("grpc.max_receive_message_length", settings.max_message_bytes),

@@ -3,6 +3,7 @@
 from cograph_service.host import ServiceHost
 from cograph_service.http import HttpServer
 from cograph_service.ops import ops_app, ops_handlers
+from cograph_service.outages import DATABASE_OUTAGE
 from cograph_service.readiness import (
     Check,
     Readiness,
@@ -14,6 +15,7 @@ from cograph_service.readiness import (
 from cograph_service.starting import serving_while_starting
 
 __all__ = [
+    "DATABASE_OUTAGE",
     "Check",
     "HttpServer",
     "Readiness",

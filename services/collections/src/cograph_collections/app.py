@@ -17,7 +17,7 @@ from cograph_collections.rpc import CollectionsServicer
 from cograph_db import Migrations, open_service_pool
 from cograph_embeddings import EmbeddingProvider
 from cograph_grpc import GrpcServer
-from cograph_service import Readiness, ServiceHost, database_check
+from cograph_service import DATABASE_OUTAGE, Readiness, ServiceHost, database_check
 from cograph_settings import Settings
 
 NAME = "collections"
@@ -48,6 +48,7 @@ async def create_service(
         settings.grpc,
         service_names=[SERVICE_NAME],
         register=[lambda s: pb_grpc.add_CollectionsServiceServicer_to_server(servicer, s)],
+        outages=[DATABASE_OUTAGE],
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
     closers = [pool.close]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -19,6 +19,7 @@ from cograph_errors import shortened
 from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError
 from cograph_gateway.options import allowed
 from cograph_gateway.schemas import ProblemDetails
+from cograph_grpc import OUTAGE_KEY
 from cograph_telemetry import current_trace_id
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,16 @@ TITLES = {
 }
 
 
+# How long a client is asked to wait before trying a 503 again (a store's database restarting, a
+# key set being fetched): the Retry-After of every 503 the gateway answers.
+RETRY_AFTER_SECONDS = 5
+
+
+def retry_after(status: int) -> dict[str, str]:
+    """The Retry-After header a 503 carries; none for any other status."""
+    return {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
+
+
 # How much of a validator's message an answer repeats (msgspec quotes the bad value in it).
 _MESSAGE_CHARS = 300
 
@@ -91,7 +102,7 @@ def problem_body(status: int, detail: str, **extra: Any) -> dict[str, Any]:
 def problem(
     status: int, detail: str, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response[dict[str, Any]]:
-    sent = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    sent = {"WWW-Authenticate": "Bearer"} if status == 401 else retry_after(status)
     return Response(
         problem_body(status, detail, **extra),
         status_code=status,
@@ -117,7 +128,11 @@ async def send_json(
 
 async def send_problem(send: Send, status: int, detail: str) -> None:
     """The same problem, written straight to ASGI."""
-    headers = {401: ((b"www-authenticate", b"Bearer"),), 405: ((b"allow", b"POST"),)}.get(status, ())
+    headers = {
+        401: ((b"www-authenticate", b"Bearer"),),
+        405: ((b"allow", b"POST"),),
+        503: ((b"retry-after", str(RETRY_AFTER_SECONDS).encode()),),
+    }.get(status, ())
     await send_json(send, status, msgspec.json.encode(problem_body(status, detail)), PROBLEM_JSON, headers)
 
 
@@ -216,7 +231,11 @@ def grpc_status(exc: aio.AioRpcError) -> tuple[int, str]:
         f"the {exc.service} service" if isinstance(exc, ServiceCallError) else "a service behind the gateway"
     )
     if status == 503:
-        detail = f"{service} is unavailable; try again shortly"
+        # The service's own words when it answered for an outage (its database cannot be reached).
+        metadata = cast(Iterable[tuple[str, Any]], exc.trailing_metadata() or ())  # aio: (key, value)s
+        outage = any(key == OUTAGE_KEY for key, _ in metadata)
+        why = f" ({exc.details()})" if outage and exc.details() else ""
+        detail = f"{service} is unavailable{why}; try again in {RETRY_AFTER_SECONDS} s"
     elif status == 504:
         detail = f"{service} did not answer in time"
     elif status == 501:

@@ -23,7 +23,7 @@ from cograph_repodocs.domain.clone_urls import ClonePolicy
 from cograph_repodocs.git import Git
 from cograph_repodocs.remotes import Remotes
 from cograph_repodocs.rpc import RepoDocsServicer
-from cograph_service import Readiness, ServiceHost, database_check
+from cograph_service import DATABASE_OUTAGE, Readiness, ServiceHost, database_check
 from cograph_settings import Settings
 
 NAME = "repodocs"
@@ -52,6 +52,7 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
         settings.grpc,
         service_names=[SERVICE_NAME],
         register=[lambda s: pb_grpc.add_RepoDocsServiceServicer_to_server(servicer, s)],
+        outages=[DATABASE_OUTAGE],
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
     scheduler.start()

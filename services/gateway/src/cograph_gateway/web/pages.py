@@ -20,7 +20,7 @@ from litestar.response import Redirect, Template
 from litestar.types import ExceptionHandlersMap
 
 from cograph_gateway import schemas as s
-from cograph_gateway.errors import Problem, cut, grpc_status
+from cograph_gateway.errors import Problem, cut, grpc_status, retry_after
 from cograph_gateway.identity import AuthenticationError, KeySetUnavailableError, Principal
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
@@ -43,7 +43,12 @@ Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 def view(template: str, request: Request[Any, Any, Any], code: int = 200, **context: Any) -> Template:
     """The template rendered for the request's viewer (the header shows who is signed in)."""
     viewer = request.scope.get(VIEWER_KEY)
-    return Template(template_name=template, context={"viewer": viewer, **context}, status_code=code)
+    return Template(
+        template_name=template,
+        context={"viewer": viewer, **context},
+        status_code=code,
+        headers=retry_after(code),
+    )
 
 
 def _refused(request: Request[Any, Any, Any], status: int, detail: str) -> Response[Any]:

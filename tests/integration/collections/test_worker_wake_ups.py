@@ -5,6 +5,7 @@ the NOTIFY came while an empty claim ran. Each waited up to the sweep (120 s) or
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -85,11 +86,13 @@ def worker_settings(settings: Settings) -> CollectionsSettings:
     )
 
 
-async def test_a_job_that_fails_in_an_outage_is_ended_once_the_database_is_back(
+async def test_a_job_that_meets_an_outage_is_requeued_once_the_database_is_back(
     queue: Queue, settings: Settings, database: str
 ) -> None:
-    """The outage fails the job's work and then the write of its end. That write was not tried
-    again: the job stayed `running`, and the next job of its kind waited until the sweep."""
+    """The outage cuts the job's work and then the write of what became of it. That write was not
+    tried again: the job stayed `running`, and the next job of its kind waited until the sweep.
+    Now it is written once the database is back: the job, interrupted not by its own error, is
+    queued again and runs to its end."""
     name = await queue.pool.fetchval("SELECT current_database()")
     admin = await asyncpg.connect(database, database="postgres")  # another database: it stays up
     outage: list[asyncio.Task[None]] = []
@@ -111,20 +114,25 @@ async def test_a_job_that_fails_in_an_outage_is_ended_once_the_database_is_back(
         async with queue.pool.acquire() as connection:  # the job's own work meets the outage
             await connection.fetchval("SELECT 1")
 
-    worker = Worker(queue.pool, database, {Kind.RESOLVE_LINKS: meets_an_outage}, worker_settings(settings))
+    again = msgspec.structs.replace(worker_settings(settings), job_backoff_seconds=0.0)
+    worker = Worker(queue.pool, database, {Kind.RESOLVE_LINKS: meets_an_outage}, again)
     try:
         first = await queue.enqueue()
         await worker.start()
-        failed = await queue.until_ended(first, within=POLL_SECONDS)
+        resumed = await queue.until_ended(first, within=POLL_SECONDS)
         second = await queue.enqueue()
         succeeded = await queue.until_ended(second, within=POLL_SECONDS)
+        record = await queue.watcher.fetchrow(
+            "SELECT attempts, interruptions FROM collections.md_jobs WHERE id = $1", first
+        )
     finally:
         await worker.stop()
         await asyncio.gather(*outage)
         await admin.close()
-    assert failed["status"] == "error"
-    assert failed["error"]  # what the outage did to its connection (closed, refused: as the pool met it)
-    assert succeeded["status"] == "success"
+    assert (resumed["status"], succeeded["status"]) == ("success", "success")
+    assert record["attempts"] == 2
+    [interruption] = json.loads(record["interruptions"])
+    assert interruption["reason"] == "the database could not be reached (0 of 0 done)"
 
 
 async def test_a_worker_that_lost_its_listen_connection_is_still_woken(

@@ -3,9 +3,11 @@ requeued) and which are a statement's own failure (INTERNAL, the job's own error
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from cograph_db import connect
@@ -36,6 +38,20 @@ async def test_a_connection_cut_by_the_server_is_unreachable(postgres: str) -> N
     finally:
         await admin.close()
         victim.terminate()
+
+
+async def test_a_database_that_refuses_new_connections_is_unreachable(postgres: str) -> None:
+    """As while an operator has it closed (ALLOW_CONNECTIONS false): the server answers, and refuses."""
+    admin = await connect(postgres)
+    name = f"closed_{uuid.uuid4().hex[:8]}"
+    await admin.execute(f"CREATE DATABASE {name} WITH ALLOW_CONNECTIONS false")
+    try:
+        error = await _raised(asyncpg.connect(postgres, database=name))
+        assert isinstance(error, asyncpg.PostgresError), repr(error)
+        assert database_unreachable(error), repr(error)
+    finally:
+        await admin.execute(f"DROP DATABASE {name}")
+        await admin.close()
 
 
 async def test_a_statement_the_database_refuses_is_not_an_outage(postgres: str) -> None:

@@ -12,7 +12,8 @@ from types import TracebackType
 import asyncpg
 
 # PostgreSQL's own words for it: a connection exception (class 08), the server shutting down,
-# crashed or still starting (57P01-57P03), or out of connection slots (53300).
+# crashed or still starting (57P01-57P03), or out of connection slots (53300). Any other refusal
+# of a new connection counts too (see _unreachable).
 _SERVER_UNREACHABLE: tuple[type[Exception], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.AdminShutdownError,
@@ -42,19 +43,24 @@ def database_unreachable(error: BaseException) -> bool:
 def _unreachable(error: BaseException) -> bool:
     if isinstance(error, _SERVER_UNREACHABLE):
         return True
+    if isinstance(error, asyncpg.PostgresError):
+        # Whatever the server answers a new connection with, it refused it (a database that
+        # accepts no connections now, say); a statement's own failure is not an outage.
+        return _raised_in(error.__traceback__, "asyncpg.connect_utils")
     if isinstance(error, asyncpg.InterfaceError):  # also a misuse; only a closed connection counts
         return str(error).endswith("connection is closed")
     # A refused or reset socket, but only asyncpg's: a service's own file errors are OSErrors too.
     # A timeout is left out: a statement too slow for command_timeout is not an outage.
     if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-        return _raised_through_asyncpg(error.__traceback__)
+        return _raised_in(error.__traceback__, "asyncpg")
     return False
 
 
-def _raised_through_asyncpg(traceback: TracebackType | None) -> bool:
+def _raised_in(traceback: TracebackType | None, package: str) -> bool:
+    """Whether the error passed through a frame of `package` (a module of it, or the package)."""
     while traceback is not None:
         module = traceback.tb_frame.f_globals.get("__name__", "")
-        if module == "asyncpg" or module.startswith("asyncpg."):
+        if module == package or module.startswith(f"{package}."):
             return True
         traceback = traceback.tb_next
     return False

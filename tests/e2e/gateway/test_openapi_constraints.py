@@ -104,6 +104,17 @@ async def test_the_document_refuses_what_the_server_refuses_in_its_own_words(
         answer = await gateway.request(method, path, json=body, headers=admin)
         assert is_problem(answer, 400)["detail"] == says, (path, body)
 
+    # A group named in a path, as in a body.
+    path = "/api/md-collections/{collection_id}/grants/{group}"
+    (group,) = [p for p in document["paths"][path]["delete"]["parameters"] if p["name"] == "group"]
+    assert not jsonschema.Draft202012Validator(group["schema"]).is_valid("g\x01")
+    assert jsonschema.Draft202012Validator(group["schema"]).is_valid("/eng/back end")
+    withdrawn = await gateway.delete(f"/api/md-collections/{collection}/grants/g%01", headers=admin)
+    assert (
+        is_problem(withdrawn, 400)["detail"]
+        == "the group name contains a control character (U+0001): remove it"
+    )
+
     # A source key with a control character: the document refuses it; the server refuses that
     # document (in a batch, in its result; alone, as a 422), in its own words too.
     bad_key = {"source_key": "a\x01.md", "content": "# A\n"}

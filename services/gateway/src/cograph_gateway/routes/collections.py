@@ -6,14 +6,14 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 
 from cograph_gateway import schemas as s
 from cograph_gateway.errors import problem_responses
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
-from cograph_gateway.routes.common import CollectionId, granted_group
+from cograph_gateway.routes.common import CollectionId, GroupInPath, granted_group
 
 Id = CollectionId
 
@@ -101,7 +101,7 @@ class CollectionsController(Controller):
     async def remove_grant(
         self,
         collection_id: Id,
-        group: FromPath[str],
+        group: GroupInPath,
         request: Request[Any, Any, Any],
         ops: NamedDependency[Operations],
     ) -> None:

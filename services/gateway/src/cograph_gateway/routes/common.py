@@ -8,6 +8,7 @@ from urllib.parse import unquote_to_bytes
 from litestar import Request
 from litestar.params import FromPath, PathParameter, QueryParameter
 
+from cograph_gateway import schemas as s
 from cograph_gateway.access import RepositoryName
 from cograph_gateway.errors import Problem
 from cograph_gateway.operations.paging import DEFAULT_PAGE_SIZE, PageRequest
@@ -43,6 +44,14 @@ def uuid_path(what: str) -> PathParameter:
     return PathParameter(format="uuid", description=f"The {what} id (a UUID).")
 
 
+# The group of .../grants/{group}, stated as a group in a body is; the services judge it.
+GroupInPath = Annotated[
+    str,
+    PathParameter(
+        description="The group's name, URL-encoded (%2F for a '/' in it).",
+        schema_extra={"pattern": s.TYPED_TEXT},
+    ),
+]
 CollectionId = Annotated[str, uuid_path("collection")]
 DocumentId = Annotated[str, uuid_path("document")]
 ChunkId = Annotated[str, uuid_path("chunk")]

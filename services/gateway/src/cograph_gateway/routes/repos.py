@@ -20,7 +20,13 @@ from cograph_gateway.errors import problem_responses
 from cograph_gateway.operations import Operations
 from cograph_gateway.operations.paging import PageRequest
 from cograph_gateway.policy import Operation
-from cograph_gateway.routes.common import DocumentId, NodeId, granted_group, repository_in_path
+from cograph_gateway.routes.common import (
+    DocumentId,
+    GroupInPath,
+    NodeId,
+    granted_group,
+    repository_in_path,
+)
 
 REPO = "/{host:str}/{owner:str}/{name:str}"
 _RESPONSES = problem_responses(404)
@@ -81,7 +87,7 @@ class ReposController(Controller):
     async def remove_grant(
         self,
         repository: NamedDependency[RepositoryName],
-        group: FromPath[str],
+        group: GroupInPath,
         request: Request[Any, Any, Any],
         ops: NamedDependency[Operations],
     ) -> None:

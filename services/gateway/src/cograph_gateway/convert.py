@@ -114,6 +114,10 @@ _NODE_KIND = {
     rpb.CODE_NODE_KIND_TYPE: "type",
     rpb.CODE_NODE_KIND_INTERFACE: "interface",
     rpb.CODE_NODE_KIND_CONSTANT: "constant",
+    rpb.CODE_NODE_KIND_MODULE: "module",
+    rpb.CODE_NODE_KIND_VARIABLE: "variable",
+    rpb.CODE_NODE_KIND_ATTRIBUTE: "attribute",
+    rpb.CODE_NODE_KIND_PROPERTY: "property",
 }
 _STORE: dict[int, s.StoreName] = {
     spb.STORE_CODE: "code",

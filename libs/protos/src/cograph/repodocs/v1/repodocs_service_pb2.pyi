@@ -64,6 +64,10 @@ class CodeNodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CODE_NODE_KIND_TYPE: _ClassVar[CodeNodeKind]
     CODE_NODE_KIND_INTERFACE: _ClassVar[CodeNodeKind]
     CODE_NODE_KIND_CONSTANT: _ClassVar[CodeNodeKind]
+    CODE_NODE_KIND_MODULE: _ClassVar[CodeNodeKind]
+    CODE_NODE_KIND_VARIABLE: _ClassVar[CodeNodeKind]
+    CODE_NODE_KIND_ATTRIBUTE: _ClassVar[CodeNodeKind]
+    CODE_NODE_KIND_PROPERTY: _ClassVar[CodeNodeKind]
 VISIBILITY_UNSPECIFIED: Visibility
 VISIBILITY_PUBLIC: Visibility
 VISIBILITY_PRIVATE: Visibility
@@ -98,6 +102,10 @@ CODE_NODE_KIND_METHOD: CodeNodeKind
 CODE_NODE_KIND_TYPE: CodeNodeKind
 CODE_NODE_KIND_INTERFACE: CodeNodeKind
 CODE_NODE_KIND_CONSTANT: CodeNodeKind
+CODE_NODE_KIND_MODULE: CodeNodeKind
+CODE_NODE_KIND_VARIABLE: CodeNodeKind
+CODE_NODE_KIND_ATTRIBUTE: CodeNodeKind
+CODE_NODE_KIND_PROPERTY: CodeNodeKind
 
 class RepositoryRef(_message.Message):
     __slots__ = ("host", "owner", "name")

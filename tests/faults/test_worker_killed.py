@@ -11,6 +11,7 @@ it, embedding only what was left. Short heartbeat, stale and backoff settings ke
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -84,7 +85,8 @@ def test_a_job_whose_worker_is_killed_mid_embed_resumes_and_embeds_every_chunk(t
         cograph_up_running(tmp_path / "up", FAULT_TOKENS, environment) as up,
         httpx.Client(base_url=up.url, headers=up.headers("alice"), timeout=60) as client,
     ):
-        created = client.post("/api/md-collections", json={"name": "Field notes"})
+        # Public: the job monitor (administrators) lists the jobs of public collections.
+        created = client.post("/api/md-collections", json={"name": "Field notes", "visibility": "public"})
         assert created.status_code == 201, created.text
         collection = created.json()["id"]
         uploaded = client.post(
@@ -141,3 +143,18 @@ def test_a_job_whose_worker_is_killed_mid_embed_resumes_and_embeds_every_chunk(t
         status = client.get(f"/api/md-collections/{collection}/embed-status").json()
         assert status["total_chunks"] == status["embedded_chunks"] == DOCUMENTS, status
         assert (status["pending_chunks"], status["stale_chunks"]) == (0, 0), status
+        assert "attempt 2 of 3" in _job_monitor(up, "embed"), "the job monitor shows no attempts"
+
+
+def _job_monitor(running: RunningCograph, kind: str) -> str:
+    """The job monitor page of the jobs of `kind`, as an administrator signed in sees it."""
+    with httpx.Client(base_url=running.url, timeout=60) as browser:
+        form = browser.get("/sign-in")
+        csrf = re.search(r'name="_csrf_token" value="([^"]+)"', form.text)
+        assert csrf is not None, form.text
+        token = running.tokens["admin"]
+        signed_in = browser.post("/sign-in", data={"token": token, "next": "/docs", "_csrf_token": csrf[1]})
+        assert signed_in.status_code == 303, signed_in.text
+        page = browser.get("/docs/jobs", params={"kind": kind})
+        assert page.status_code == 200, page.text
+        return page.text

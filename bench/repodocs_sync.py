@@ -30,7 +30,7 @@ from grpc import aio
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
 from cograph_db import EmbeddedPostgres
-from cograph_embeddings import EmbeddingProvider, LocalProvider, ModelInfo
+from cograph_embeddings import EmbeddingProvider, InputWindows, LocalProvider, ModelInfo
 from cograph_grpc import open_channel
 from cograph_repodocs.app import create_service
 from cograph_settings import Settings
@@ -58,6 +58,9 @@ class TimingProvider(EmbeddingProvider):
 
     async def info(self) -> ModelInfo:
         return await self._inner.info()
+
+    async def input_windows(self) -> InputWindows | None:
+        return await self._inner.input_windows()
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         started = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cograph_embeddings import EmbeddingProvider, ModelInfo
+from cograph_embeddings import EmbeddingProvider, InputWindows, ModelInfo
 
 
 class CountingProvider(EmbeddingProvider):
@@ -18,6 +18,9 @@ class CountingProvider(EmbeddingProvider):
 
     async def info(self) -> ModelInfo:
         return await self._inner.info()
+
+    async def input_windows(self) -> InputWindows | None:
+        return await self._inner.input_windows()
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1

@@ -14,7 +14,7 @@ import msgspec
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph.repodocs.v1 import repodocs_service_pb2_grpc as pb_grpc
-from cograph_embeddings import EmbeddingError, EmbeddingProvider, ModelInfo
+from cograph_embeddings import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
 from cograph_grpc import open_channel
 from cograph_repodocs.app import create_service
 from cograph_service import ServiceHost
@@ -82,6 +82,9 @@ class ProbeProvider(EmbeddingProvider):
 
     async def info(self) -> ModelInfo:
         return await self._inner.info()
+
+    async def input_windows(self) -> InputWindows | None:
+        return await self._inner.input_windows()
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         if self.gate is not None:

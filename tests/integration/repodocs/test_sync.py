@@ -262,8 +262,41 @@ async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
     refreshed = await service.sync(repository.id)
     # Same text, other model: indexed again (not a replaced file), and linked again.
     assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
-    assert service.provider.texts[embedded:] == ["# A\n\nAlpha calls `f`.", "f.f function def f():"]
+    assert service.provider.texts[embedded:] == ["a.md\n\n# A\n\nAlpha calls `f`.", "f.f function def f():"]
     assert refreshed.mentions == 1
+    assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
+
+
+async def test_chunks_of_another_recipe_are_embedded_again_whole_on_the_next_sync(
+    service: Running, tmp_path: Path
+) -> None:
+    """Chunks embedded before the recipe (context and windows) was recorded are stale: the next
+    sync indexes their document again, a chunk longer than the model reads window by window."""
+    filler = " ".join(f"Step {i} tightens bolt {i} on the frame." for i in range(60))
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit(
+        "first",
+        {
+            "guide.md": f"# Guide\n\n{filler}\n",
+            "b.md": "# B\n\nBeta.\n",
+        },
+    )
+    repository = await service.register("recipes", clone_url=str(origin.root))
+    assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
+    connection = await asyncpg.connect(service.settings.database.dsn)
+    try:
+        windows = await connection.fetchval("SELECT count(*) FROM repodocs.repo_document_chunk_windows")
+        assert windows >= 1  # the guide's one chunk, of about 500 word pieces
+        await connection.execute("UPDATE repodocs.repo_document_chunks SET embedding_recipe = NULL")
+        embedded = len(service.provider.texts)
+        refreshed = await service.sync(repository.id)
+        assert counters(refreshed) == (2, 2, 2, 0, 0, 0)
+        assert len(service.provider.texts) - embedded == 2 + windows
+        assert (
+            await connection.fetchval("SELECT count(*) FROM repodocs.repo_document_chunk_windows") == windows
+        )
+    finally:
+        await connection.close()
     assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
 
 
@@ -335,7 +368,10 @@ async def test_vectors_of_the_same_model_at_another_dimension_are_replaced_on_th
         # Same text, same model name, other dimension: indexed again (not a replaced file), and linked again.
         assert refreshed.status == pb.SYNC_STATUS_SUCCESS, refreshed.error
         assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
-        assert service.provider.texts[embedded:] == ["# A\n\nAlpha calls `f`.", "f.f function def f():"]
+        assert service.provider.texts[embedded:] == [
+            "a.md\n\n# A\n\nAlpha calls `f`.",
+            "f.f function def f():",
+        ]
         assert refreshed.mentions == 1
         for table in ("repo_document_chunks", "code_nodes"):
             stored = await connection.fetch(

@@ -43,7 +43,7 @@ def test_an_include_that_cannot_be_filled_in_is_refused(line: str, error: str) -
 
 def test_the_retrieval_ddl_is_filled_in_from_a_chunk_tables_names() -> None:
     """Every placeholder of cograph_retrieval's DDL is a name a ChunkTable gives."""
-    names = {"table", "scope_column", "term_stats", "scope_stats"}
+    names = {"table", "scope_column", "term_stats", "scope_stats", "windows"}
     assert names <= set(ChunkTable.__struct_fields__)
     ddl = resources.files("cograph_retrieval").joinpath("ddl")
     files = [file for file in ddl.iterdir() if file.name.endswith(".sql")]

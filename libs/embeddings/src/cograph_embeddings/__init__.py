@@ -1,6 +1,6 @@
 """Embedding providers: in-process sentence-transformers and OpenAI-compatible HTTP."""
 
-from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, ModelInfo
+from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
 from cograph_embeddings.factory import create_provider
 from cograph_embeddings.local import LocalProvider
 from cograph_embeddings.openai import OpenAIProvider
@@ -8,6 +8,7 @@ from cograph_embeddings.openai import OpenAIProvider
 __all__ = [
     "EmbeddingError",
     "EmbeddingProvider",
+    "InputWindows",
     "LocalProvider",
     "ModelInfo",
     "OpenAIProvider",

@@ -21,6 +21,17 @@ class ModelInfo(msgspec.Struct, frozen=True):
     dimension: int
 
 
+class InputWindows(abc.ABC):
+    """How much text the model reads: a longer text is cut into windows that each fit."""
+
+    max_tokens: int
+    """Word pieces of text one input holds (the model's special tokens not counted)."""
+
+    @abc.abstractmethod
+    def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """Each text's word pieces as (start, end) character offsets, in order. Blocking."""
+
+
 class EmbeddingProvider(abc.ABC):
     kind: str = "provider"
     # Remote: the model runs behind an endpoint, so its outage is a dependency's, not the caller's.
@@ -53,6 +64,11 @@ class EmbeddingProvider(abc.ABC):
                 raise
             EMBEDDING_CALLS.labels(self.kind, model, "ok").inc()
         return vectors
+
+    async def input_windows(self) -> InputWindows | None:
+        """The model's tokenizer and input length, where the provider knows them; None when it
+        does not (a remote model reads what it reads, and truncates the rest itself)."""
+        return None
 
     async def check_alive(self) -> None:
         """Raise EmbeddingError unless the provider can embed now. An in-process model can once it

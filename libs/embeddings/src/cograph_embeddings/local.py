@@ -6,14 +6,16 @@ Never downloads: the model is loaded from disk with the Hugging Face hub offline
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
+import threading
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, ModelInfo
+from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
 
 # Texts waiting for the model, and where their vectors go.
 _Request = tuple[list[str], asyncio.Future[list[list[float]]]]
@@ -57,6 +59,7 @@ class LocalProvider(EmbeddingProvider):
         # Requests waiting for the model, and the task feeding them to it (see _embed_batch).
         self._waiting: deque[_Request] = deque()
         self._feeding: asyncio.Task[None] | None = None
+        self._windows: _TokenizerWindows | None = None
 
     def _load(self) -> Any:
         if not (self._path / "config.json").exists() and not (self._path / "modules.json").exists():
@@ -86,6 +89,11 @@ class LocalProvider(EmbeddingProvider):
     async def info(self) -> ModelInfo:
         model = await self._loaded()
         return ModelInfo(self._model_name, int(model.get_embedding_dimension()))
+
+    async def input_windows(self) -> InputWindows:
+        if self._windows is None:
+            self._windows = _TokenizerWindows(await self._loaded())
+        return self._windows
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         """Requests that arrive while the model is busy wait together and then go through it
@@ -142,6 +150,24 @@ class LocalProvider(EmbeddingProvider):
 
     async def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class _TokenizerWindows(InputWindows):
+    """The model's own tokenizer, copied: the model's copy is reconfigured on every encode, which
+    a call from another thread at that moment would fail ("Already borrowed")."""
+
+    def __init__(self, model: Any) -> None:
+        self._tokenizer = copy.deepcopy(model.tokenizer)
+        # The model adds its special tokens ([CLS] and [SEP]) to every input.
+        self.max_tokens = int(model.max_seq_length) - self._tokenizer.num_special_tokens_to_add()
+        self._lock = threading.Lock()
+
+    def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        with self._lock:
+            encoded = self._tokenizer(
+                list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+            )
+        return [[(int(start), int(end)) for start, end in offsets] for offsets in encoded["offset_mapping"]]
 
 
 def _encode(model: Any, texts: list[str]) -> list[list[float]]:

@@ -10,15 +10,19 @@ from cograph_retrieval.hybrid import (
     ensure_vector_index,
     skips_dense,
 )
+from cograph_retrieval.passages import RECIPE, Passage, embed_passages
 
 __all__ = [
     "DEFAULT_RRF_K",
+    "RECIPE",
     "ChunkTable",
     "Fused",
     "HybridRetriever",
+    "Passage",
     "Query",
     "Stream",
     "StreamHit",
+    "embed_passages",
     "ensure_vector_index",
     "reciprocal_rank_fusion",
     "skips_dense",

@@ -24,6 +24,9 @@ from cograph_retrieval.bm25 import K1, B, TermWeights, weigh
 from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+# How many windows the dense stream reads for each chunk it ranks: a long chunk's windows may
+# all be nearer than the best window of the next chunk.
+WINDOWS_DEPTH = 3
 
 
 def _decomposed(lexemes: list[str]) -> dict[str, str]:
@@ -105,10 +108,13 @@ class ChunkTable(msgspec.Struct, frozen=True):
     # True, no stored position may carry weight A (headings are B, text D): BM25 marks the query's
     # lexemes with it.
     positional: bool = True
+    # The table of the vectors of a long chunk's windows after its first (ddl/chunk_windows.sql),
+    # or "" where every row has one vector (code nodes).
+    windows: str = ""
 
     def __post_init__(self) -> None:
         names = (self.table, self.scope_column, self.term_stats, self.scope_stats, self.text_config)
-        for name in (*names, self.lexemes_function or "none"):
+        for name in (*names, self.lexemes_function or "none", self.windows or "none"):
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"{name!r} is not a plain SQL identifier")
 
@@ -118,16 +124,17 @@ async def ensure_vector_index(connection: Connection, table: ChunkTable, dimensi
     so there is one per dimension, over that dimension's rows). Looked up first: CREATE INDEX
     takes a SHARE lock on the table, which waits for and then blocks every writer, even when
     the index already exists."""
-    name = f"{table.table}_embedding_{dimension:d}"
-    if await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", name):
-        return
-    # IF NOT EXISTS is not race-free: another worker or replica may create it at the same moment.
-    with contextlib.suppress(asyncpg.DuplicateTableError, asyncpg.UniqueViolationError):
-        await connection.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON {table.table}"
-            f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
-            f" WHERE embedding_dim = {dimension:d}"
-        )
+    for vectors in (table.table, table.windows) if table.windows else (table.table,):
+        name = f"{vectors}_embedding_{dimension:d}"
+        if await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", name):
+            continue
+        # IF NOT EXISTS is not race-free: another worker or replica may create it at the same moment.
+        with contextlib.suppress(asyncpg.DuplicateTableError, asyncpg.UniqueViolationError):
+            await connection.execute(
+                f"CREATE INDEX IF NOT EXISTS {name} ON {vectors}"
+                f" USING hnsw ((embedding::vector({dimension:d})) vector_cosine_ops)"
+                f" WHERE embedding_dim = {dimension:d}"
+            )
 
 
 class Query(msgspec.Struct, frozen=True):
@@ -271,15 +278,38 @@ class HybridRetriever:
         # relaxed_order may hand rows back slightly out of distance order: sorted again (the
         # "+ 0" keeps the planner from taking the inner order as already sorted), so the dense
         # rank each hit reports is its true one.
+        vector = f"$1::vector({dimension:d})"
         sql = f"""
             WITH nearest AS MATERIALIZED (
-                SELECT k.id, k.embedding::vector({dimension:d}) <=> $1::vector({dimension:d}) AS distance
+                SELECT k.id, k.embedding::vector({dimension:d}) <=> {vector} AS distance
                 FROM {t.table} k
                 WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2
                   AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
                 ORDER BY distance
                 LIMIT $4)
             SELECT id FROM nearest ORDER BY distance + 0, id"""
+        if t.windows:
+            # A chunk is as near as its nearest window. The chunk rows hold each chunk's first
+            # window; the windows table the others, several a chunk, so it is read deeper for
+            # as many chunks.
+            joined = f"JOIN {t.table} k ON k.id = w.chunk_id" if extra else ""
+            sql = f"""
+                WITH nearest AS MATERIALIZED (
+                    SELECT k.id, k.embedding::vector({dimension:d}) <=> {vector} AS distance
+                    FROM {t.table} k
+                    WHERE k.embedding_dim = {dimension:d} AND k.embedding_model = $2
+                      AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
+                    ORDER BY distance
+                    LIMIT $4),
+                windows AS MATERIALIZED (
+                    SELECT w.chunk_id AS id, w.embedding::vector({dimension:d}) <=> {vector} AS distance
+                    FROM {t.windows} w {joined}
+                    WHERE w.embedding_dim = {dimension:d} AND w.embedding_model = $2
+                      AND w.{t.scope_column} = ANY($3::uuid[]) {extra}
+                    ORDER BY distance
+                    LIMIT $4 * {WINDOWS_DEPTH:d})
+                SELECT id FROM (SELECT * FROM nearest UNION ALL SELECT * FROM windows) n
+                GROUP BY id ORDER BY min(distance), id LIMIT $4"""
         async with connection.transaction():
             # Filtered HNSW scans keep going until enough rows pass the scope filter.
             await connection.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

@@ -14,6 +14,7 @@
 --   0012 root_folder_links 615254c8f2a878bf62418da1d6a32f4b5b10e0833c3b91671bf20d3b91c29376
 --   0013 statistics_lock_order ec789b01f2d8a499040b38e9e5b4348c767c91df2a7b294f9ce73544dc742865
 --   0014 job_attempts a3096a05b46c9f78bfe0833675ecfaff7fd7e48ae86220049c65d0a90d05c98e
+--   0015 chunk_windows 54e47d3f127edc3462fae0cc834d862ba60b024d3b419a3455344662f24e47a6
 
 CREATE SCHEMA collections;
 
@@ -61,6 +62,16 @@ CREATE FUNCTION collections.searchable_text(source text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN regexp_replace(regexp_replace(source, '[\u200b\ufeff]'::text, ' '::text, 'g'::text), '[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200c-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]'::text, ''::text, 'g'::text);
 
+CREATE TABLE collections.md_chunk_windows (
+    chunk_id uuid NOT NULL,
+    window_index integer NOT NULL,
+    collection_id uuid NOT NULL,
+    embedding public.vector NOT NULL,
+    embedding_model text NOT NULL,
+    embedding_dim integer NOT NULL,
+    CONSTRAINT md_chunk_windows_window_index_check CHECK ((window_index >= 1))
+);
+
 CREATE TABLE collections.md_chunks (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     document_id uuid NOT NULL,
@@ -78,7 +89,8 @@ CREATE TABLE collections.md_chunks (
     embedding public.vector,
     embedding_model text,
     embedding_dim integer,
-    search_text tsvector GENERATED ALWAYS AS ((setweight(to_tsvector('english'::regconfig, collections.searchable_text(collections.heading_words(heading_path))), 'B'::"char") || to_tsvector('english'::regconfig, collections.searchable_text(content)))) STORED
+    search_text tsvector GENERATED ALWAYS AS ((setweight(to_tsvector('english'::regconfig, collections.searchable_text(collections.heading_words(heading_path))), 'B'::"char") || to_tsvector('english'::regconfig, collections.searchable_text(content)))) STORED,
+    embedding_recipe text
 );
 ALTER TABLE ONLY collections.md_chunks ALTER COLUMN search_text SET STORAGE MAIN;
 
@@ -188,6 +200,9 @@ CREATE TABLE collections.schema_migrations (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+ALTER TABLE ONLY collections.md_chunk_windows
+    ADD CONSTRAINT md_chunk_windows_pkey PRIMARY KEY (chunk_id, window_index);
+
 ALTER TABLE ONLY collections.md_chunks
     ADD CONSTRAINT md_chunks_document_id_chunk_index_key UNIQUE (document_id, chunk_index);
 
@@ -251,6 +266,9 @@ CREATE INDEX md_links_unresolved ON collections.md_links USING btree (collection
 CREATE TRIGGER md_chunks_stats_delete AFTER DELETE ON collections.md_chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION collections.md_chunks_stats();
 
 CREATE TRIGGER md_chunks_stats_insert AFTER INSERT ON collections.md_chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION collections.md_chunks_stats();
+
+ALTER TABLE ONLY collections.md_chunk_windows
+    ADD CONSTRAINT md_chunk_windows_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES collections.md_chunks(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY collections.md_chunks
     ADD CONSTRAINT md_chunks_collection_id_fkey FOREIGN KEY (collection_id) REFERENCES collections.md_collections(id) ON DELETE CASCADE;

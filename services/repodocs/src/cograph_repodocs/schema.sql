@@ -14,6 +14,7 @@
 --   0012 rechunk_by_chunker_parameters ee5eb6956d460646264e67f4ca16c0f38f1828ac125739ca052392667226ae19
 --   0013 mention_offsets 5c58b030092b2486f55b6f343e1c73086141c042c7094f35fae4671d6d721d9d
 --   0014 rechunk_comment_headings 1eda6d32638745e8ea3c0236c499de9cd90db72f91f077fad09f7641ae2d9fee
+--   0015 chunk_windows b85d10fd81ac35c73605ce73f5da2637fe858624df1d76b157f98db395433c30
 --   0016 symbol_aliases_and_reasons 50dcebde4165ce19e46038a12ef4d3b3e434189eac0699791e5ecca4b8ec173b
 
 CREATE SCHEMA repodocs;
@@ -143,6 +144,16 @@ CREATE TABLE repodocs.repo_document_chunk_mentions (
     CONSTRAINT repo_document_chunk_mentions_reason_check CHECK ((reason = ANY (ARRAY['explicit_target'::text, 'document_import'::text, 'heading_context'::text, 'text_context'::text, 'unique_public'::text, 'qualified_name'::text, 'same_file'::text, 'name_match'::text])))
 );
 
+CREATE TABLE repodocs.repo_document_chunk_windows (
+    chunk_id uuid NOT NULL,
+    window_index integer NOT NULL,
+    repository_id uuid NOT NULL,
+    embedding public.vector NOT NULL,
+    embedding_model text NOT NULL,
+    embedding_dim integer NOT NULL,
+    CONSTRAINT repo_document_chunk_windows_window_index_check CHECK ((window_index >= 1))
+);
+
 CREATE TABLE repodocs.repo_document_chunks (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     document_id uuid NOT NULL,
@@ -156,7 +167,8 @@ CREATE TABLE repodocs.repo_document_chunks (
     embedding public.vector,
     embedding_model text,
     embedding_dim integer,
-    search_text tsvector GENERATED ALWAYS AS ((setweight(to_tsvector('english'::regconfig, repodocs.searchable_text(repodocs.heading_words(heading_path))), 'B'::"char") || to_tsvector('english'::regconfig, repodocs.searchable_text(content)))) STORED
+    search_text tsvector GENERATED ALWAYS AS ((setweight(to_tsvector('english'::regconfig, repodocs.searchable_text(repodocs.heading_words(heading_path))), 'B'::"char") || to_tsvector('english'::regconfig, repodocs.searchable_text(content)))) STORED,
+    embedding_recipe text
 );
 ALTER TABLE ONLY repodocs.repo_document_chunks ALTER COLUMN search_text SET STORAGE MAIN;
 
@@ -253,6 +265,9 @@ ALTER TABLE ONLY repodocs.code_term_stats
 ALTER TABLE ONLY repodocs.repo_document_chunk_mentions
     ADD CONSTRAINT repo_document_chunk_mentions_pkey PRIMARY KEY (chunk_id, code_node_id, form);
 
+ALTER TABLE ONLY repodocs.repo_document_chunk_windows
+    ADD CONSTRAINT repo_document_chunk_windows_pkey PRIMARY KEY (chunk_id, window_index);
+
 ALTER TABLE ONLY repodocs.repo_document_chunks
     ADD CONSTRAINT repo_document_chunks_document_id_chunk_index_key UNIQUE (document_id, chunk_index);
 
@@ -341,6 +356,9 @@ ALTER TABLE ONLY repodocs.repo_document_chunk_mentions
 
 ALTER TABLE ONLY repodocs.repo_document_chunk_mentions
     ADD CONSTRAINT repo_document_chunk_mentions_code_node_id_fkey FOREIGN KEY (code_node_id) REFERENCES repodocs.code_nodes(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY repodocs.repo_document_chunk_windows
+    ADD CONSTRAINT repo_document_chunk_windows_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES repodocs.repo_document_chunks(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY repodocs.repo_document_chunks
     ADD CONSTRAINT repo_document_chunks_document_id_fkey FOREIGN KEY (document_id) REFERENCES repodocs.repo_documents(id) ON DELETE CASCADE;

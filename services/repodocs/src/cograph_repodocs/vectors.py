@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pgvector import Vector
 
 from cograph_embeddings import EmbeddingProvider, ModelInfo
+from cograph_retrieval import Passage
+from cograph_retrieval.passages import windows
 
 
 class Embedder:
@@ -31,3 +33,14 @@ class Embedder:
             self.seconds += time.perf_counter() - began
             vectors.extend(Vector(v) for v in batch)
         return vectors
+
+    async def embed_passages(self, passages: Sequence[Passage]) -> list[list[Vector]]:
+        """Each passage's window vectors (cograph_retrieval.passages), in order."""
+        texts = await windows(self.provider, passages)
+        vectors = await self.embed([text for group in texts for text in group])
+        grouped: list[list[Vector]] = []
+        start = 0
+        for group in texts:
+            grouped.append(vectors[start : start + len(group)])
+            start += len(group)
+        return grouped

@@ -1,8 +1,10 @@
 """The embed job: vectorise a collection's chunks in provider-sized batches.
 
-Only chunks without a vector from the configured model are sent, unless the whole
-collection is asked for (a re-embed). Every vector is stored with its model and
-dimension, so query and chunk vectors are only ever compared within one model.
+Only chunks without a vector from the configured model and recipe are sent, unless the
+whole collection is asked for (a re-embed). A chunk is embedded with its context, window by
+window when it is longer than the model reads (cograph_retrieval.passages). Every vector is
+stored with its model, dimension and recipe, so query and chunk vectors are only ever
+compared within one model, and vectors of an older recipe show as stale.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncpg
 from cograph_collections.application.jobs import Progress
 from cograph_collections.stores.chunks import ChunkStore
 from cograph_embeddings import EmbeddingProvider
+from cograph_retrieval import embed_passages
 
 # How long a page of vectors waits before trying again for rows a writer holds: writers'
 # transactions are short, a batch upload's a few seconds at most.
@@ -58,18 +61,18 @@ class ChunkEmbedder:
                 # removed) need no vector: nothing is left, so the job ends at done of done.
                 await progress(done, done)
                 return done
-            vectors = await self._embedder.embed([content for _, content in chunks])
+            vectors = await embed_passages(self._embedder, [passage for _, passage in chunks])
             await self._write(
                 [
-                    (chunk_id, vector, model.name, model.dimension)
-                    for (chunk_id, _), vector in zip(chunks, vectors, strict=True)
+                    (chunk_id, windows, model.name, model.dimension)
+                    for (chunk_id, _), windows in zip(chunks, vectors, strict=True)
                 ]
             )
             cursor = chunks[-1][0]
             done += len(chunks)
             await progress(done, max(total, done))
 
-    async def _write(self, vectors: list[tuple[uuid.UUID, list[float], str, int]]) -> None:
+    async def _write(self, vectors: list[tuple[uuid.UUID, list[list[float]], str, int]]) -> None:
         """One page of vectors, in one transaction. Its rows are locked first, without waiting:
         a writer replacing or deleting their documents (or the collection) locks them in
         document order, this page in id order, and waiting on each other deadlocked, failing

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 import msgspec
 
 from cograph_collections.domain.documents import EmbedStatus, StoredChunk
 from cograph_collections.markdown import ChunkerParams
 from cograph_db import Connection, Queries
-from cograph_retrieval import ChunkTable, ensure_vector_index
+from cograph_retrieval import RECIPE, ChunkTable, Passage, ensure_vector_index
 
 SQL = Queries.load("cograph_collections.sql", "chunks.sql")
 
 # md_chunks as the shared hybrid retriever reads it.
 TABLE = ChunkTable(
-    table="md_chunks", scope_column="collection_id", term_stats="md_term_stats", scope_stats="md_scope_stats"
+    table="md_chunks",
+    scope_column="collection_id",
+    term_stats="md_term_stats",
+    scope_stats="md_scope_stats",
+    windows="md_chunk_windows",
 )
 
 
@@ -43,9 +48,10 @@ class ChunkStore:
     async def count_to_embed(
         self, collection_id: uuid.UUID, *, everything: bool, model: str, dimension: int
     ) -> int:
-        """Chunks without a vector of this model at this dimension; every chunk with `everything`."""
+        """Chunks without a vector of this model at this dimension by the current recipe; every
+        chunk with `everything`."""
         count: int = await self._db.fetchval(
-            SQL.count_chunks_to_embed, collection_id, everything, model, dimension
+            SQL.count_chunks_to_embed, collection_id, everything, model, dimension, RECIPE
         )
         return count
 
@@ -58,18 +64,46 @@ class ChunkStore:
         dimension: int,
         after: uuid.UUID,
         limit: int,
-    ) -> list[tuple[uuid.UUID, str]]:
-        """(id, content) of the next chunks count_to_embed counts, in id order after `after`."""
+    ) -> list[tuple[uuid.UUID, Passage]]:
+        """The next chunks count_to_embed counts, in id order after `after`, as they are embedded:
+        their text in the context of their document's title (its file name when untitled) and
+        their heading path."""
         rows = await self._db.fetch(
-            SQL.select_chunks_to_embed, collection_id, everything, model, dimension, after, limit
+            SQL.select_chunks_to_embed, collection_id, everything, model, dimension, RECIPE, after, limit
         )
-        return [(row["id"], row["content"]) for row in rows]
+        return [
+            (
+                row["id"],
+                Passage(
+                    (row["title"] or PurePosixPath(row["source_key"]).stem, *row["heading_path"]),
+                    row["content"],
+                ),
+            )
+            for row in rows
+        ]
 
-    async def write_vectors(self, vectors: list[tuple[uuid.UUID, list[float], str, int]]) -> None:
-        """(id, vector, model, dimension) of a page of chunks, in the caller's transaction. Its rows
-        are locked first, without waiting: asyncpg.LockNotAvailableError when a writer holds one."""
-        await self._db.execute(SQL.lock_chunks_for_vectors, [row[0] for row in vectors])
-        await self._db.executemany(SQL.update_embedding, vectors)
+    async def write_vectors(self, vectors: list[tuple[uuid.UUID, list[list[float]], str, int]]) -> None:
+        """(id, window vectors, model, dimension) of a page of chunks, in the caller's transaction:
+        the first window's vector on the chunk, the others in its windows. Its rows are locked
+        first, without waiting: asyncpg.LockNotAvailableError when a writer holds one."""
+        ids = [row[0] for row in vectors]
+        await self._db.execute(SQL.lock_chunks_for_vectors, ids)
+        await self._db.executemany(
+            SQL.update_embedding,
+            [
+                (chunk_id, windows[0], model, dimension, RECIPE)
+                for chunk_id, windows, model, dimension in vectors
+            ],
+        )
+        await self._db.execute(SQL.delete_windows, ids)
+        await self._db.executemany(
+            SQL.insert_window,
+            [
+                (chunk_id, index, vector, model, dimension)
+                for chunk_id, windows, model, dimension in vectors
+                for index, vector in enumerate(windows[1:], start=1)
+            ],
+        )
 
     async def embed_status(
         self, collection_id: uuid.UUID, model: str, dimension: int, params: ChunkerParams
@@ -82,6 +116,7 @@ class ChunkStore:
             params.max_chars,
             params.min_chars,
             params.max_chunks,
+            RECIPE,
         )
         assert row is not None
         return EmbedStatus(

@@ -31,6 +31,7 @@ from cograph_repodocs.stores.repositories import RepositoryRow
 from cograph_repodocs.stores.search import SearchStore
 from cograph_repodocs.stores.syncs import SyncResult, SyncStore
 from cograph_repodocs.vectors import Embedder
+from cograph_retrieval import Passage
 
 log = logging.getLogger(__name__)
 
@@ -116,13 +117,22 @@ class SyncPipeline:
         docs = await asyncio.to_thread(plan_documents, root, states, most, chunker, ignored)
         nodes, stale_nodes = await self._plan_nodes(repository, code, model)
 
-        chunks = [
-            NewChunk(uuid.uuid4(), document.id, chunk, None)
+        # Each chunk is embedded in the context of its document's title and path and its headings.
+        passages = [
+            (NewChunk(uuid.uuid4(), document.id, chunk, None), document)
             for document in docs.prepared
             for chunk in document.chunked.chunks
         ]
-        chunk_vectors = await embedder.embed([c.chunk.text for c in chunks])
-        chunks = [msgspec.structs.replace(c, vector=v) for c, v in zip(chunks, chunk_vectors, strict=True)]
+        chunk_vectors = await embedder.embed_passages(
+            [
+                Passage((d.chunked.title, d.file.path, *c.chunk.heading_path), c.chunk.text)
+                for c, d in passages
+            ]
+        )
+        chunks = [
+            msgspec.structs.replace(c, vector=v[0], windows=v[1:])
+            for (c, _), v in zip(passages, chunk_vectors, strict=True)
+        ]
         node_texts = [
             embedding_text(n.symbol.qualified_name, n.symbol.kind.value, n.symbol.signature)
             for n in nodes.to_embed

@@ -1,11 +1,13 @@
 -- name: select_document_states
 -- What a sync compares the checkout with. `stale`: some chunk was embedded by another model ($2), or by
--- this model at another dimension ($3: a provider told to send fewer `dimensions`), or built with other
--- chunker parameters, so the document is indexed again although its text did not change.
+-- this model at another dimension ($3: a provider told to send fewer `dimensions`) or by another recipe
+-- ($6: other text around the chunk's), or built with other chunker parameters, so the document is
+-- indexed again although its text did not change.
 -- Only existing chunks count: the LEFT JOIN's all-NULL row of a document without chunks (an empty file)
 -- would otherwise make it stale, and so re-indexed, on every sync.
 SELECT d.id, d.path, d.content_hash, d.kind, d.slug,
        coalesce(bool_or(k.embedding_model IS DISTINCT FROM $2 OR k.embedding_dim IS DISTINCT FROM $3
+                        OR k.embedding_recipe IS DISTINCT FROM $6
                         OR k.chunker_max_words <> $4 OR k.chunker_overlap_words <> $5)
                 FILTER (WHERE k.id IS NOT NULL), false) AS stale
 FROM repo_documents d

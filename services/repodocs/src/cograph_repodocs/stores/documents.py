@@ -18,6 +18,7 @@ from cograph_repodocs.domain.chunking import Chunk
 from cograph_repodocs.domain.discovery import DiscoveredFile, DocumentKind
 from cograph_repodocs.domain.mentions import MentionForm
 from cograph_repodocs.domain.resolution import Reason
+from cograph_retrieval import RECIPE
 
 SQL = Queries.load("cograph_repodocs.sql", "documents.sql")
 
@@ -45,6 +46,15 @@ CHUNK_COLUMNS = (
     "embedding",
     "embedding_model",
     "embedding_dim",
+    "embedding_recipe",
+)
+WINDOW_COLUMNS = (
+    "chunk_id",
+    "window_index",
+    "repository_id",
+    "embedding",
+    "embedding_model",
+    "embedding_dim",
 )
 MENTION_COLUMNS = ("chunk_id", "code_node_id", "form", "mention", "mention_start", "reason")
 
@@ -58,8 +68,9 @@ class DocumentState(msgspec.Struct, frozen=True, kw_only=True):
     kind: DocumentKind
     slug: str
     stale: bool
-    """Some chunk was embedded by another model, or by this one at another dimension, or built with
-    other chunker parameters: the document is indexed again although its text did not change."""
+    """Some chunk was embedded by another model, or by this one at another dimension or by another
+    recipe, or built with other chunker parameters: the document is indexed again although its
+    text did not change."""
 
 
 class ContentMatch(msgspec.Struct, frozen=True):
@@ -115,6 +126,9 @@ class NewChunk(msgspec.Struct, frozen=True):
     document_id: uuid.UUID
     chunk: Chunk
     vector: Vector | None
+    """The first window's vector (cograph_retrieval.passages), by the current recipe."""
+    windows: Sequence[Vector] = ()
+    """The vectors of the windows after the first, of a chunk longer than the model reads."""
 
 
 class MentionRow(msgspec.Struct, frozen=True):
@@ -137,10 +151,16 @@ class DocumentStore:
     async def states(
         self, repository_id: uuid.UUID, model: ModelInfo, max_words: int, overlap_words: int
     ) -> list[DocumentState]:
-        """Every document; `stale` when a chunk was not embedded by `model` at its dimension, or was
-        built with other chunker parameters."""
+        """Every document; `stale` when a chunk was not embedded by `model` at its dimension by the
+        current recipe, or was built with other chunker parameters."""
         rows = await self._db.fetch(
-            SQL.select_document_states, repository_id, model.name, model.dimension, max_words, overlap_words
+            SQL.select_document_states,
+            repository_id,
+            model.name,
+            model.dimension,
+            max_words,
+            overlap_words,
+            RECIPE,
         )
         return [msgspec.convert(dict(row), DocumentState) for row in rows]
 
@@ -217,8 +237,18 @@ class DocumentStore:
                         c.vector,
                         model.name if c.vector is not None else None,
                         model.dimension if c.vector is not None else None,
+                        RECIPE if c.vector is not None else None,
                     )
                     for c in chunks
+                ],
+            )
+            await self._db.copy_records_to_table(
+                "repo_document_chunk_windows",
+                columns=WINDOW_COLUMNS,
+                records=[
+                    (c.id, index, repository_id, vector, model.name, model.dimension)
+                    for c in chunks
+                    for index, vector in enumerate(c.windows, start=1)
                 ],
             )
 

@@ -25,6 +25,7 @@ DOC_CHUNKS = ChunkTable(
     scope_column="repository_id",
     term_stats="repo_term_stats",
     scope_stats="repo_scope_stats",
+    windows="repo_document_chunk_windows",
 )
 CODE_NODES = ChunkTable(
     table="code_nodes",

@@ -1,0 +1,6 @@
+-- The dense stream sees the whole chunk: a chunk longer than the model's input is embedded
+-- window by window (the windows after its first in md_chunk_windows), and what is embedded
+-- carries the document's title and the chunk's heading path, a recipe recorded with every
+-- vector. Vectors stored before have no recipe: embed-status counts them stale until a
+-- re-embed, and search keeps using them meanwhile.
+-- include: cograph_retrieval/ddl/chunk_windows.sql table=md_chunks windows=md_chunk_windows scope_column=collection_id

@@ -1,0 +1,6 @@
+-- The dense stream sees the whole chunk: a chunk longer than the model's input is embedded
+-- window by window (the windows after its first in repo_document_chunk_windows), and what is
+-- embedded carries the document's title and path and the chunk's heading path, a recipe
+-- recorded with every vector. A document whose chunks have no recipe or another is stale: the
+-- next sync indexes it again.
+-- include: cograph_retrieval/ddl/chunk_windows.sql table=repo_document_chunks windows=repo_document_chunk_windows scope_column=repository_id

@@ -3,9 +3,10 @@ OpenAPI document states (its status, its content type, a body its schema allows)
 
 The probe (issue 31) sent 6,154 schemathesis cases and met no 5xx, but checked nothing else; this
 keeps that so and checks the contract too, through the process a person runs (its HTTP server,
-its embedded PostgreSQL, its default settings). tests/support/openapi_fuzz.py says how; the gateway's end-to-end suite
-runs the same, with more examples, in-process. Measured on this machine: at most 280 requests
-(8 per operation), and 50 s for the module, `cograph up`'s start included.
+its embedded PostgreSQL, its default settings). tests/support/openapi_fuzz.py says how; the
+gateway's end-to-end suite runs the same, with more examples, in-process. Measured on this
+machine: at most 280 requests (8 per operation), and 50 s for the module, `cograph up`'s start
+included.
 """
 
 from __future__ import annotations

@@ -88,7 +88,11 @@ def test_sphinx_cross_reference_roles_name_their_target() -> None:
         ),
         Mention(text="pkg.read", form=BACKTICK, start=text.index("pkg.read"), target="pkg.read", marked=True),
         Mention(
-            text="pkg.Loader", form=BACKTICK, start=text.index("pkg.Loader>"), target="pkg.Loader", marked=True
+            text="pkg.Loader",
+            form=BACKTICK,
+            start=text.index("pkg.Loader>"),
+            target="pkg.Loader",
+            marked=True,
         ),
     ]
 

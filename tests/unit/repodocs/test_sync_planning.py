@@ -223,7 +223,13 @@ def test_a_vector_of_the_same_model_at_another_dimension_is_re_embedded() -> Non
 def test_a_name_defined_in_the_documents_own_file_wins() -> None:
     symbols = Symbols(
         [
-            (str(uuid.UUID(int=1)), "_env", "tests.deploy.test_k8s._env", "tests/deploy/test_k8s.py", "function"),
+            (
+                str(uuid.UUID(int=1)),
+                "_env",
+                "tests.deploy.test_k8s._env",
+                "tests/deploy/test_k8s.py",
+                "function",
+            ),
             (
                 str(uuid.UUID(int=2)),
                 "_env",

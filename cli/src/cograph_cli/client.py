@@ -569,7 +569,7 @@ def add_parsers(commands: Any) -> None:
     add = repo_commands.add_parser("add", parents=[common], help="register a repository")
     add.add_argument("repository", metavar="HOST/OWNER/NAME")
     source = add.add_mutually_exclusive_group(required=True)
-    source.add_argument("--clone-url", help="any URL git clones")
+    source.add_argument("--clone-url", help="an https or ssh URL (the schemes and hosts the server allows)")
     source.add_argument(
         "--checkout", help="an existing checkout on the repodocs service's host (administrators)"
     )

@@ -403,7 +403,8 @@ class RepositoryCreate(msgspec.Struct, forbid_unknown_fields=True):
     host: RefPart
     owner: RefPart
     name: RefPart
-    # Any URL git accepts. Exactly one of clone_url and checkout_path.
+    # An https or ssh URL (COGRAPH_REPODOCS__CLONE_ALLOWED_SCHEMES) of a host outside the internal
+    # network (..._CLONE_ALLOWED_HOSTS widens it). Exactly one of clone_url and checkout_path.
     clone_url: Annotated[str, Meta(min_length=1, max_length=2000), stated(pattern=KEY)] | None = None
     # An existing checkout on the repodocs host, indexed where it is (administrators only).
     checkout_path: Annotated[str, Meta(min_length=1, max_length=2000), stated(pattern=KEY)] | None = None

@@ -24,8 +24,17 @@ RECIPE = "context+windows/1"
 OVERLAP_TOKENS = 32
 # The context never takes more than this share of a window: the chunk's text is what it is about.
 CONTEXT_SHARE = 0.25
+# Windows of one chunk at most. Prose at the largest chunk size (4,000 characters) is about 900
+# word pieces, 5 windows, and identifier-heavy text fits in 8; a chunk that needs more is data
+# (minified JSON is 0.73 word pieces a character: a 0.9 MB file took 6,000 forward passes, minutes),
+# and its first window alone stands for it, as every chunk's did before windows.
+MAX_WINDOWS = 8
 # A context item the chunk's text opens with (its heading written at its top) is not said again.
 OPENING_CHARS = 200
+# The context is cut to this before it is tokenized: a window holds at most CONTEXT_SHARE of it
+# (64 word pieces, a few hundred characters), and a heading can be a whole minified file, repeated
+# in the heading path of each of its hundreds of chunks (tokenizing those took 24 GB).
+CONTEXT_CHARS = 1000
 _SEPARATOR = "\n\n"
 
 
@@ -42,12 +51,12 @@ def _context(items: Sequence[str], opening: str = "") -> str:
     kept: list[str] = []
     opening = " ".join(opening[:OPENING_CHARS].split()).casefold()
     for written in items:
-        item = " ".join(written.split())
+        item = " ".join(written[:CONTEXT_CHARS].split())
         key = item.casefold()
         if item and key not in seen and key not in opening:
             seen.add(key)
             kept.append(item)
-    return " > ".join(kept)
+    return " > ".join(kept)[:CONTEXT_CHARS]
 
 
 def _joined(context: str, text: str) -> str:
@@ -85,6 +94,8 @@ def _windows(
     # whose few words would make all its vector.
     overlap = min(OVERLAP_TOKENS, budget // 4)
     count = -(-(len(spans) - overlap) // (budget - overlap))
+    if count > MAX_WINDOWS:
+        return [_joined(first, passage.text[: spans[budget - 1][1]])]
     stride = (len(spans) - budget) / (count - 1)
     windows: list[str] = []
     for index in range(count):

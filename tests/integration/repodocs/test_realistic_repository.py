@@ -94,6 +94,11 @@ SLUGS = {
     "package.json": "package-json",
 }
 CODE_NODES = {
+    # A Python file is a symbol of its own, a module named by its import path.
+    "app.server",
+    "app.settings",
+    "examples.quickstart",
+    "tests.test_server",
     "app.server.serve",
     "app.server.Handler",
     "app.server.Handler.dispatch",
@@ -233,8 +238,9 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
     assert unembedded == 0
     assert dims == 384
     # README 4, install 1, usage 2, architecture 1, the example's load_settings() and main() (its
-    # own main: a name defined in the document's own file wins over cmd/api's), the test's test_serve().
-    assert sync.mentions == 11
+    # own main: a name defined in the document's own file wins over cmd/api's), the test's test_serve(),
+    # and the modules the Dockerfile runs (`-m app.server`) and the example imports (app.settings).
+    assert sync.mentions == 13
 
     # Related doc chunks per code node: prose first, heading-anchored, limited, scoped.
     serve_id = serve.id

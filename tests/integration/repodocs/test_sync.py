@@ -63,7 +63,9 @@ async def test_six_counters_across_add_change_rename_delete_and_relink(
     assert [(s.path, s.reason) for s in first.skipped] == [
         ("docs/blob.md", "binary file (contains a NUL byte)")
     ]
-    assert first.code_nodes == 4  # parse_config, Server, Server.Start, renderPage
+    # The module pkg.config (a Python file is a symbol of its own), parse_config, Server,
+    # Server.Start, renderPage.
+    assert first.code_nodes == 5
     # README: Server.Start, parse_config; guide: parse_config(), Server.Start; api: parse_config, Server.
     assert first.mentions == 6
     # Every chunk and every code node was embedded, nothing else.
@@ -77,7 +79,7 @@ async def test_six_counters_across_add_change_rename_delete_and_relink(
     assert again.trigger == pb.SYNC_TRIGGER_MANUAL
     assert counters(again) == (5, 0, 0, 4, 0, 0)
     assert len(probe.texts) == embedded
-    assert (again.code_nodes, again.mentions) == (4, 6)
+    assert (again.code_nodes, again.mentions) == (5, 6)
     assert await node_ids(service, rid, "guide") == guide_nodes
 
     # Change one, add one, rename one, delete one; edit code around a symbol that stays.
@@ -101,7 +103,7 @@ async def test_six_counters_across_add_change_rename_delete_and_relink(
     assert counters(second) == (5, 3, new_chunks, 1, 2, 1)
     # Only the new chunks and the one new symbol (DEFAULTS) were embedded; parse_config kept its vector.
     assert len(probe.texts) - embedded == new_chunks + 1
-    assert second.code_nodes == 5
+    assert second.code_nodes == 6
     # parse_config kept its id through the edit of its file, so its links survive.
     assert (await node_ids(service, rid, "guide"))["pkg.config.parse_config"] == guide_nodes[
         "pkg.config.parse_config"
@@ -112,17 +114,18 @@ async def test_six_counters_across_add_change_rename_delete_and_relink(
         await service.stub.GetDocsPage(pb.GetDocsPageRequest(repository_id=rid, slug="api"))
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
 
-    # Rename a symbol; the prose does not change. Links to the old name go with its node; the
-    # unchanged page that names the new one is only linked when re-linking is forced.
+    # Rename a symbol; the prose does not change. Links to the old name go with its node, and the
+    # unchanged page that names the new one is linked to it; a forced re-link changes nothing more.
     origin.commit("rename", {"pkg/config.py": "DEFAULTS = {}\n\n\ndef read_config(path):\n    return {}\n"})
     renamed = await service.sync(rid)
     assert counters(renamed) == (5, 0, 0, 4, 0, 0)
     assert "pkg.config.parse_config" not in await node_ids(service, rid, "guide")
-    assert await node_ids(service, rid, "new") == {}
+    # Symbols changed, so every page was linked again: unchanged prose may now name a new one.
+    assert list(await node_ids(service, rid, "new")) == ["pkg.config.read_config"]
     relinked = await service.sync(rid, force_relink=True)
     assert counters(relinked) == (5, 0, 0, 4, 0, 0)
     assert list(await node_ids(service, rid, "new")) == ["pkg.config.read_config"]
-    assert relinked.mentions == renamed.mentions + 1
+    assert relinked.mentions == renamed.mentions
 
     history = (await service.stub.ListSyncs(pb.ListSyncsRequest(repository_id=rid))).syncs
     assert [s.id for s in history] == [relinked.id, renamed.id, second.id, again.id, first.id]
@@ -158,7 +161,7 @@ async def test_a_failed_sync_records_its_error_and_keeps_the_index(service: Runn
     recovered = await service.sync(repository.id)
     assert recovered.status == pb.SYNC_STATUS_SUCCESS
     assert counters(recovered) == (1, 1, 1, 0, 0, 1)
-    assert recovered.code_nodes == 2
+    assert recovered.code_nodes == 4  # the modules a and b, and their functions
 
     # The remote disappears: git's own message is the error; the index stays.
     origin.destroy()
@@ -244,7 +247,7 @@ async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
     origin = GitRepo(tmp_path / "origin")
     origin.commit(
         "first",
-        {"a.md": "# A\n\nAlpha calls `f`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
+        {"a.md": "# A\n\nAlpha calls `f()`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
     )
     repository = await service.register("models", clone_url=str(origin.root))
     assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
@@ -262,7 +265,11 @@ async def test_vectors_of_another_model_are_replaced_on_the_next_sync(
     refreshed = await service.sync(repository.id)
     # Same text, other model: indexed again (not a replaced file), and linked again.
     assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
-    assert service.provider.texts[embedded:] == ["a.md\n\n# A\n\nAlpha calls `f`.", "f.f function def f():"]
+    again = service.provider.texts[embedded:]
+    assert (again[0], sorted(again[1:])) == (
+        "a.md\n\n# A\n\nAlpha calls `f()`.",
+        ["f module module f", "f.f function def f():"],
+    )
     assert refreshed.mentions == 1
     assert counters(await service.sync(repository.id)) == (2, 0, 0, 2, 0, 0)
 
@@ -342,12 +349,12 @@ async def test_vectors_of_the_same_model_at_another_dimension_are_replaced_on_th
     origin = GitRepo(tmp_path / "origin")
     origin.commit(
         "first",
-        {"a.md": "# A\n\nAlpha calls `f`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
+        {"a.md": "# A\n\nAlpha calls `f()`.\n", "b.md": "# B\n\nBeta.\n", "f.py": "def f():\n    pass\n"},
     )
     repository = await service.register("dimensions", clone_url=str(origin.root))
     assert (await service.sync(repository.id)).status == pb.SYNC_STATUS_SUCCESS
     model = await service.provider.info()
-    everything = ({"a.md", "b.md"}, {"f.f"})
+    everything = ({"a.md", "b.md"}, {"f", "f.f"})  # the module f, its function f
     assert await dense_found(service, repository.id, "alpha") == everything
     # As if a.md and f were embedded by this model asked for fewer dimensions: same name, shorter vectors.
     old = model.dimension // 2
@@ -368,10 +375,11 @@ async def test_vectors_of_the_same_model_at_another_dimension_are_replaced_on_th
         # Same text, same model name, other dimension: indexed again (not a replaced file), and linked again.
         assert refreshed.status == pb.SYNC_STATUS_SUCCESS, refreshed.error
         assert counters(refreshed) == (2, 1, 1, 1, 0, 0)
-        assert service.provider.texts[embedded:] == [
-            "a.md\n\n# A\n\nAlpha calls `f`.",
-            "f.f function def f():",
-        ]
+        again = service.provider.texts[embedded:]
+        assert (again[0], sorted(again[1:])) == (
+            "a.md\n\n# A\n\nAlpha calls `f()`.",
+            ["f module module f", "f.f function def f():"],
+        )
         assert refreshed.mentions == 1
         for table in ("repo_document_chunks", "code_nodes"):
             stored = await connection.fetch(
@@ -531,7 +539,7 @@ async def test_a_sync_given_up_as_abandoned_keeps_nothing_when_it_wakes(
             await connection.close()
     assert row["status"] == "error"
     assert row["error"].startswith("abandoned")
-    assert {r["name"]: r["n"] for r in names} == {"f": 1, "g": 1}
+    assert {r["name"]: r["n"] for r in names} == {"mod": 1, "f": 1, "g": 1}  # B's index, once
 
 
 async def test_source_read_during_a_sync_is_the_indexed_commits(service: Running, tmp_path: Path) -> None:
@@ -645,7 +653,7 @@ async def test_a_checkout_path_leaves_out_what_its_gitignore_ignores(
     assert first.status == pb.SYNC_STATUS_SUCCESS, first.error
     assert sorted(await service.documents(repository.id)) == ["README.md", "docs/draft.md", "docs/guide.md"]
     assert first.counters.discovered_files == 3
-    assert first.code_nodes == 1  # serve; scratch_helper is ignored
+    assert first.code_nodes == 2  # the module pkg.app and serve; scratch.py is ignored
 
     (work.root / ".gitignore").write_text(".env.local\nsite/\nnotes-*.md\nscratch.py\ndocs/draft.md\n")
     second = await service.sync(repository.id)

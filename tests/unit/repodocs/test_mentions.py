@@ -35,9 +35,9 @@ def test_the_three_forms_in_realistic_prose() -> None:
         Mention(text="ParseConfig", form=BACKTICK, start=text.index("ParseConfig")),
         Mention(text="config.Settings", form=BACKTICK, start=text.index("config.Settings")),
         Mention(text="service.handler.dispatch", form=DOTTED, start=text.index("service.handler")),
-        Mention(text="validate", form=CALL, start=text.index("validate")),
-        Mention(text="client.connect", form=BACKTICK, start=text.index("client.connect")),
-        Mention(text="Session.open", form=BACKTICK, start=text.index("Session.open")),
+        Mention(text="validate", form=CALL, start=text.index("validate"), called=True),
+        Mention(text="client.connect", form=BACKTICK, start=text.index("client.connect"), called=True),
+        Mention(text="Session.open", form=BACKTICK, start=text.index("Session.open"), called=True),
     ]
 
 
@@ -86,7 +86,14 @@ def test_sphinx_cross_reference_roles_name_their_target() -> None:
             target="Loader.load",
             marked=True,
         ),
-        Mention(text="pkg.read", form=BACKTICK, start=text.index("pkg.read"), target="pkg.read", marked=True),
+        Mention(
+            text="pkg.read",
+            form=BACKTICK,
+            start=text.index("pkg.read"),
+            target="pkg.read",
+            marked=True,
+            called=True,
+        ),
         Mention(
             text="pkg.Loader",
             form=BACKTICK,

@@ -71,7 +71,11 @@ def link_chunks(chunks: Iterable[ChunkText], symbols: Symbols) -> list[MentionRo
                         identifier = identifier[len(prefix) :]
                         break
                 choice = resolver.resolve(
-                    identifier, target=mention.target, marked=mention.marked, context=context
+                    identifier,
+                    target=mention.target,
+                    marked=mention.marked,
+                    context=context,
+                    called=mention.called,
                 )
                 if choice is None:
                     continue

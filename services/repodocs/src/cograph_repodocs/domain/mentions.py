@@ -35,6 +35,8 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
     """The full name the text states the mention means (a reference's target, a role's name)."""
     marked: bool = False
     """The author marked it as a symbol (a reference, a Sphinx role), even without a target."""
+    called: bool = False
+    """Written as a call (`parse()`, `load(path)`): it names something callable."""
 
 
 class ResolvedMention(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,7 +54,7 @@ _IDENT = r"(?:[^\W\d]|\$)[\w$]*"
 _DOTTED = rf"{_IDENT}(?:\.{_IDENT})*"
 # One or two backticks on each side (rst literals use two); never three, which fence code.
 _BACKTICK = re.compile(r"(?<!`)(`{1,2})(?!`)([^`\n]+?)(?<!`)\1(?!`)")
-_BACKTICK_BODY = re.compile(rf"\s*({_DOTTED})(?:\([^()]*\))?\s*")
+_BACKTICK_BODY = re.compile(rf"\s*({_DOTTED})(\([^()]*\))?\s*")
 # A Sphinx cross-reference role right before a span (`:class:`, `:py:meth:`) makes it a
 # reference: its target may start with `~` (show the last segment), `!` (no link) or `.`
 # (relative), and may be written `title <target>`. The mention is the target: with `~` the
@@ -63,7 +65,7 @@ _ROLE_TITLED_TARGET = re.compile(r"[^<>]*<\s*[!~]{0,2}\.?([^<>]*)>\s*")
 _LONGEST_ROLE = 64
 # `[text][target]` with an identifier as text, backticked or not, maybe with `()`; an empty target
 # (`[Name][]`) asks the reader to find it.
-_REFERENCE = re.compile(rf"\[(`?)({_DOTTED})(?:\(\))?\1\]\[({_DOTTED})?\]")
+_REFERENCE = re.compile(rf"\[(`?)({_DOTTED})(\(\))?\1\]\[({_DOTTED})?\]")
 _CALL = re.compile(rf"(?<![\w$.])({_DOTTED})\(([^()\n]*)\)")
 _DOTTED_NAME = re.compile(rf"(?<![\w$.])({_IDENT}(?:\.{_IDENT})+)(?![\w$])")
 _TOKEN = re.compile(r"\S+")
@@ -107,8 +109,9 @@ def find_mentions(text: str) -> list[Mention]:
                 text=match.group(2),
                 form=MentionForm.REFERENCE,
                 start=match.start(2),
-                target=match.group(3),
+                target=match.group(4),
                 marked=True,
+                called=match.group(3) is not None,
             )
         )
     for match in _BACKTICK.finditer(text):
@@ -118,7 +121,7 @@ def find_mentions(text: str) -> list[Mention]:
         occupy(match.start(), match.end())
         found = _backtick_identifier(text, match)
         if found is not None:
-            name, start, role = found
+            name, start, role, called = found
             mentions.append(
                 Mention(
                     text=name,
@@ -127,6 +130,7 @@ def find_mentions(text: str) -> list[Mention]:
                     # A role names a symbol: its dotted name is the full name or a suffix of it.
                     target=name if role and "." in name else None,
                     marked=role,
+                    called=called,
                 )
             )
     for match in _TOKEN.finditer(text):
@@ -138,7 +142,7 @@ def find_mentions(text: str) -> list[Mention]:
         if arguments.strip() and not _looks_like_code(name):
             continue
         if claim(match.start(), match.end()) and not _is_abbreviation(name):
-            mentions.append(Mention(text=name, form=MentionForm.CALL, start=match.start(1)))
+            mentions.append(Mention(text=name, form=MentionForm.CALL, start=match.start(1), called=True))
     for match in _DOTTED_NAME.finditer(text):
         name = match.group(1)
         if _looks_like_file_or_host(name) or _is_abbreviation(name):
@@ -148,9 +152,9 @@ def find_mentions(text: str) -> list[Mention]:
     return sorted(mentions, key=lambda m: m.start)
 
 
-def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int, bool] | None:
-    """The identifier a code span names, its offset, and whether a role marks it: the span
-    itself, or a role's target."""
+def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int, bool, bool] | None:
+    """The identifier a code span names, its offset, whether a role marks it and whether it is
+    written as a call: the span itself, or a role's target."""
     content, offset = match.group(2), match.start(2)
     role = bool(_ROLE_BEFORE.search(text, max(0, match.start() - _LONGEST_ROLE), match.start()))
     if role:
@@ -161,7 +165,7 @@ def _backtick_identifier(text: str, match: re.Match[str]) -> tuple[str, int, boo
     body = _BACKTICK_BODY.fullmatch(content)
     if body is None or _looks_like_file_or_host(body.group(1)):
         return None
-    return body.group(1), offset + body.start(1), role
+    return body.group(1), offset + body.start(1), role, body.group(2) is not None
 
 
 def _looks_like_file_or_host(name: str) -> bool:

@@ -41,6 +41,8 @@ _COMMON_WORD = re.compile(r"[a-z]+")
 _STDLIB = frozenset(sys.stdlib_module_names)
 _BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _CLASS_KINDS = frozenset({"class", "interface", "type"})
+# What a mention written as a call (`parse()`) can name.
+_CALLABLE_KINDS = frozenset({"function", "method", "class"})
 
 
 class Reason(StrEnum):
@@ -231,9 +233,10 @@ class Resolver:
         return list(self._by_qualified[target]) if target is not None else []
 
     def resolve(
-        self, identifier: str, *, target: str | None, marked: bool, context: Context
+        self, identifier: str, *, target: str | None, marked: bool, context: Context, called: bool = False
     ) -> Choice | None:
-        """The node(s) a mention names and why, or None when it names nothing here."""
+        """The node(s) a mention names and why, or None when it names nothing here. A mention
+        written as a call (`parse()`) is code by its author's hand and names something callable."""
         if target:
             found = self.exact(target) or self._by_suffix.get(target, [])
             if found:
@@ -243,7 +246,7 @@ class Resolver:
             found = self.exact(".".join(filter(None, [context.imports[head], rest])))
             if found:
                 return Choice(self._best(found, context)[:1], Reason.DOCUMENT_IMPORT)
-        if self._foreign(identifier):
+        if self._foreign(identifier, called=called):
             return None
         found = self.exact(identifier)
         if found and "." in identifier:
@@ -251,13 +254,18 @@ class Resolver:
         dotted = "." in identifier
         candidates = list(self._by_suffix.get(identifier, [])) if dotted else []
         candidates = candidates or found or list(self._by_name.get(identifier, []))
+        if called:  # among what goes by that name (`f()` of a module f and its function f)
+            named = (*candidates, *self._by_name.get(identifier, []))
+            callables = list(dict.fromkeys(n for n in named if self.nodes[n].kind in _CALLABLE_KINDS))
+            candidates = callables or candidates
+            called = bool(callables)  # `hsl()` of CSS is no call of a same-named property
         if not candidates:
             return None
         members = self._in_context(candidates, context)
         if members is not None:
             return members
         common = not dotted and bool(_COMMON_WORD.fullmatch(identifier))
-        if common and not marked:
+        if common and not (marked or called):
             return None  # a bare word: only with context
         best = self._best(candidates, context)
         local = [n for n in best if self.nodes[n].path == context.document_path]
@@ -269,13 +277,16 @@ class Resolver:
             return None
         return Choice(best, Reason.NAME_MATCH)
 
-    def _foreign(self, identifier: str) -> bool:
+    def _foreign(self, identifier: str, *, called: bool) -> bool:
         """A builtin (`dict`, `print`) or a standard-library name (`json`, `typing.get_args`) that is
-        not one of this repository's own top-level modules."""
+        not one of this repository's own top-level modules. A module is never called: `tokenize()`
+        is not the standard library's tokenize."""
         head = identifier.split(".", maxsplit=1)[0]
         if head in self._top_modules:
             return False
-        return head in _STDLIB or ("." not in identifier and identifier in _BUILTINS)
+        if "." not in identifier:
+            return identifier in _BUILTINS or (identifier in _STDLIB and not called)
+        return head in _STDLIB
 
     def _best(self, candidates: Sequence[str], context: Context | None) -> list[str]:
         """The candidates of the best tier, in their order."""

@@ -91,7 +91,7 @@ async def dense_search(
         pb.SearchChunksRequest(
             collection_ids=[collection.id],
             query=query,
-            query_embedding=await embedder.embed_one(query),
+            query_embedding=await embedder.embed_query(query),
             embedding_model=(await embedder.info()).name,
             limit=10,
             dense_weight=1.0,

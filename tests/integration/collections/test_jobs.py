@@ -575,7 +575,7 @@ async def test_vectors_of_the_model_at_another_dimension_are_stale_and_embedded_
         pb.SearchChunksRequest(
             collection_ids=[collection.id],
             query="pump restart",
-            query_embedding=await embedder.embed_one("pump restart"),
+            query_embedding=await embedder.embed_query("pump restart"),
             embedding_model=(await embedder.info()).name,
             limit=2,
             dense_weight=1.0,

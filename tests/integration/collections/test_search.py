@@ -44,7 +44,7 @@ DOCUMENTS = [
 async def search(
     service: Running, embedder: EmbeddingProvider, scope: list[str], text: str, *, dense: bool = True
 ) -> list[pb.ChunkHit]:
-    vector = await embedder.embed_one(text) if dense else []
+    vector = await embedder.embed_query(text) if dense else []
     response = await service.stub.SearchChunks(
         pb.SearchChunksRequest(
             collection_ids=scope,
@@ -66,7 +66,7 @@ async def glossary_query(collection: pb.Collection, embedder: EmbeddingProvider)
         text="what is a zorblax",
         scope=[uuid.UUID(collection.id)],
         limit=4,
-        embedding=await embedder.embed_one("what is a zorblax"),
+        embedding=await embedder.embed_query("what is a zorblax"),
         model=(await embedder.info()).name,
     )
 
@@ -369,7 +369,7 @@ async def test_the_largest_page_a_store_gives_is_searched_by_both_streams(
         pb.SearchChunksRequest(
             collection_ids=[collection.id],
             query="nightly snapshots",
-            query_embedding=await embedder.embed_one("nightly snapshots"),
+            query_embedding=await embedder.embed_query("nightly snapshots"),
             embedding_model=(await embedder.info()).name,
             limit=1000,
             dense_weight=1.0,
@@ -447,7 +447,7 @@ async def test_a_setting_named_as_written_is_found_where_it_is_written(
     assert hits
     assert all(hit.ranks.dense == 0 and hit.ranks.text for hit in hits)
     # Asked for dense alone, a name is searched by the dense stream: nothing else would run.
-    vector = await embedder.embed_one("COGRAPH_SEARCH__RRF_K")
+    vector = await embedder.embed_query("COGRAPH_SEARCH__RRF_K")
     dense_only = await service.stub.SearchChunks(
         pb.SearchChunksRequest(
             collection_ids=[collection.id],

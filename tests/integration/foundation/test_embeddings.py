@@ -53,7 +53,7 @@ QUESTIONS = [
 async def test_concurrent_requests_share_forward_passes_and_each_gets_its_own_vectors(
     embedder: EmbeddingProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    alone = [await embedder.embed_one(question) for question in QUESTIONS]
+    alone = [await embedder.embed_query(question) for question in QUESTIONS]
     passes: list[int] = []
     encode = local._encode
 
@@ -62,7 +62,7 @@ async def test_concurrent_requests_share_forward_passes_and_each_gets_its_own_ve
         return encode(model, texts)
 
     monkeypatch.setattr(local, "_encode", counted)
-    together = await asyncio.gather(*(embedder.embed_one(question) for question in QUESTIONS))
+    together = await asyncio.gather(*(embedder.embed_query(question) for question in QUESTIONS))
     assert sum(passes) == len(QUESTIONS)
     assert len(passes) < len(QUESTIONS)  # requests that waited for the model went through it together
     for mine, reference in zip(together, alone, strict=True):
@@ -70,15 +70,28 @@ async def test_concurrent_requests_share_forward_passes_and_each_gets_its_own_ve
 
 
 async def test_a_caller_that_gives_up_does_not_disturb_the_others(embedder: EmbeddingProvider) -> None:
-    first = asyncio.ensure_future(embedder.embed_one(QUESTIONS[0]))
-    abandoned = asyncio.ensure_future(embedder.embed_one(QUESTIONS[1]))
-    last = asyncio.ensure_future(embedder.embed_one(QUESTIONS[2]))
+    first = asyncio.ensure_future(embedder.embed_query(QUESTIONS[0]))
+    abandoned = asyncio.ensure_future(embedder.embed_query(QUESTIONS[1]))
+    last = asyncio.ensure_future(embedder.embed_query(QUESTIONS[2]))
     await asyncio.sleep(0)
     abandoned.cancel()
     vectors = await asyncio.gather(first, last)
     assert abandoned.cancelled()
     assert [len(vector) for vector in vectors] == [384, 384]
-    assert cosine(vectors[1], await embedder.embed_one(QUESTIONS[2])) > 0.9999
+    assert cosine(vectors[1], await embedder.embed_query(QUESTIONS[2])) > 0.9999
+
+
+async def test_a_query_is_answered_while_ingestion_embeds(embedder: EmbeddingProvider) -> None:
+    """A search waits for its query's vector: it must not queue behind an ingestion batch."""
+    await embedder.embed_query(QUESTIONS[0])  # the queries' instance is ready
+    passage = " ".join(QUESTIONS * 8)  # longer than the model reads: every text a full window
+    ingestion = asyncio.ensure_future(embedder.embed([f"{n} {passage}" for n in range(32)]))
+    await asyncio.sleep(0.2)  # the batch is in the model
+    assert not ingestion.done()
+    query = await embedder.embed_query(QUESTIONS[1])
+    assert not ingestion.done()  # answered while the batch still runs, not after it
+    assert len(query) == 384
+    assert all(len(vector) == 384 for vector in await ingestion)
 
 
 class FakeRemote:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TypeVar
 
 import msgspec
 
 from cograph_telemetry.metrics import EMBEDDING_BATCH_SIZE, EMBEDDING_CALLS
+
+_Vectors = TypeVar("_Vectors", list[float], list[list[float]])
 
 
 class EmbeddingError(RuntimeError):
@@ -50,19 +54,31 @@ class EmbeddingProvider(abc.ABC):
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         """One request to the provider, at most batch_size texts."""
 
+    async def _embed_query(self, text: str) -> list[float]:
+        """One query's vector. A provider whose model also serves ingestion answers it first."""
+        return (await self._embed_batch([text]))[0]
+
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed any number of texts, batch_size at a time, in order."""
-        model = (await self.info()).name
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            EMBEDDING_BATCH_SIZE.labels(self.kind, model).observe(len(batch))
-            try:
-                vectors.extend(await self._embed_batch(batch))
-            except EmbeddingError:
-                EMBEDDING_CALLS.labels(self.kind, model, "error").inc()
-                raise
-            EMBEDDING_CALLS.labels(self.kind, model, "ok").inc()
+            vectors.extend(await self._counted(len(batch), partial(self._embed_batch, batch)))
+        return vectors
+
+    async def embed_query(self, text: str) -> list[float]:
+        """The vector of a query someone is waiting for: it never queues behind ingestion."""
+        return await self._counted(1, partial(self._embed_query, text))
+
+    async def _counted(self, texts: int, call: Callable[[], Awaitable[_Vectors]]) -> _Vectors:
+        model = (await self.info()).name
+        EMBEDDING_BATCH_SIZE.labels(self.kind, model).observe(texts)
+        try:
+            vectors = await call()
+        except EmbeddingError:
+            EMBEDDING_CALLS.labels(self.kind, model, "error").inc()
+            raise
+        EMBEDDING_CALLS.labels(self.kind, model, "ok").inc()
         return vectors
 
     async def input_windows(self) -> InputWindows | None:
@@ -74,9 +90,6 @@ class EmbeddingProvider(abc.ABC):
         """Raise EmbeddingError unless the provider can embed now. An in-process model can once it
         has loaded (this waits for the load); a remote provider must ask its endpoint."""
         await self.info()
-
-    async def embed_one(self, text: str) -> list[float]:
-        return (await self.embed([text]))[0]
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the provider holds."""

@@ -139,7 +139,7 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
 
         async def embed() -> tuple[list[float], str]:
             model = await self._embedder.info()
-            return await self._embedder.embed_one(text), model.name
+            return await self._embedder.embed_query(text), model.name
 
         try:
             vector, model = await asyncio.wait_for(embed(), deadline)

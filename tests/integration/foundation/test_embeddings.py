@@ -6,13 +6,15 @@ import asyncio
 import math
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar import Litestar, Request, post
 from litestar.response import Stream
 
-from cograph_embeddings import EmbeddingError, EmbeddingProvider, OpenAIProvider, local
+from cograph_embeddings import EmbeddingError, EmbeddingProvider, LocalProvider, OpenAIProvider, local
+from cograph_embeddings.local import Runtime
 from cograph_service import HttpServer
 
 
@@ -92,6 +94,46 @@ async def test_a_query_is_answered_while_ingestion_embeds(embedder: EmbeddingPro
     assert not ingestion.done()  # answered while the batch still runs, not after it
     assert len(query) == 384
     assert all(len(vector) == 384 for vector in await ingestion)
+
+
+@pytest.mark.parametrize("runtime", ["onnx", "onnx-int8"])
+async def test_onnx_runtime_gives_the_models_vectors_from_an_export_made_once(
+    embedder: EmbeddingProvider, runtime: Runtime, tmp_path: Path
+) -> None:
+    """ONNX Runtime on an export of the packaged model: the same model name and dimension, the same
+    windows, vectors as close to PyTorch's as int8 weights allow, and the export made once."""
+    texts = [*QUESTIONS, " ".join(QUESTIONS * 10)]  # short texts, and one the model truncates
+    reference = await embedder.embed(texts)
+    first = LocalProvider("all-MiniLM-L6-v2", None, batch_size=4, runtime=runtime, export_dir=tmp_path)
+    try:
+        assert await first.info() == await embedder.info()
+        vectors = await first.embed(texts)
+        query = await first.embed_query(QUESTIONS[0])
+        windows, torch_windows = await first.input_windows(), await embedder.input_windows()
+        assert windows is not None
+        assert torch_windows is not None
+        assert windows.max_tokens == torch_windows.max_tokens
+        assert windows.spans(texts) == torch_windows.spans(texts)
+    finally:
+        await first.close()
+    closest = 0.9999 if runtime == "onnx" else 0.98  # int8 weights move each vector a little
+    assert min(cosine(mine, theirs) for mine, theirs in zip(vectors, reference, strict=True)) > closest
+    assert cosine(query, reference[0]) > closest
+    made = exports(tmp_path)
+    assert len(made) == 1
+    again = LocalProvider("all-MiniLM-L6-v2", None, batch_size=4, runtime=runtime, export_dir=tmp_path)
+    try:
+        # The same batch: int8 activations are scaled per forward pass, so a text's vector moves
+        # a little with the texts it is embedded beside.
+        assert min(map(cosine, await again.embed(texts), vectors)) > 0.9999
+    finally:
+        await again.close()
+    assert exports(tmp_path) == made  # not exported again
+
+
+def exports(directory: Path) -> dict[str, int]:
+    """The exports in a directory, with the time each was made."""
+    return {p.name: p.stat().st_mtime_ns for p in directory.iterdir()}
 
 
 class FakeRemote:

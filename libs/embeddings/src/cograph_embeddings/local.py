@@ -28,6 +28,7 @@ PACKAGED_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6
 # How much less the scheduler favours ingestion's forward passes than everything else in the
 # process (queries, the server, PostgreSQL beside it): at 10 a busy core gives a query about 90%.
 INGESTION_NICENESS = 10
+# What runs the model (COGRAPH_EMBEDDING__RUNTIME; see cograph_embeddings.engines).
 Runtime = Literal["torch", "onnx", "onnx-int8"]
 
 
@@ -73,7 +74,7 @@ class LocalProvider(EmbeddingProvider):
         self._runtime = runtime
         self._export_dir = Path(export_dir) if export_dir else default_export_dir()
         self._loading: asyncio.Future[Engine] | None = None
-        self._copying: asyncio.Future[Engine] | None = None
+        self._ingestion: asyncio.Future[Engine] | None = None
         # Two lanes, each an instance of the model fed by its own thread (sharing the weights where
         # the runtime can): ingestion's batches take seconds, and a query must not wait behind
         # them (a search waits for its query's vector, a few milliseconds alone), nor share the
@@ -96,11 +97,11 @@ class LocalProvider(EmbeddingProvider):
 
     async def _ingestion_engine(self) -> Engine:
         """Ingestion's instance, made on its own (lower priority) thread."""
-        if self._copying is None:
+        if self._ingestion is None:
             engine = await self._loaded()
-            if self._copying is None:
-                self._copying = self._bulk.run(engine.another)
-        return await asyncio.shield(self._copying)
+            if self._ingestion is None:
+                self._ingestion = self._bulk.run(engine.another)
+        return await asyncio.shield(self._ingestion)
 
     async def info(self) -> ModelInfo:
         return ModelInfo(self._model_name, (await self._loaded()).dimension)

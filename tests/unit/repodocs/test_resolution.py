@@ -1,0 +1,76 @@
+"""Which code node a mention means, and why: the resolver's rules, one row each."""
+
+from __future__ import annotations
+
+import pytest
+
+from cograph_repodocs.domain.resolution import Context, Node, Reason, Resolver
+from cograph_repodocs.domain.symbols import Alias
+
+NODES = [
+    Node("lang", "lang", "pkg.lang", "pkg/lang.py", "module"),
+    Node("parse", "parse", "pkg.lang.parse", "pkg/lang.py", "function"),
+    Node("tokenize", "tokenize", "pkg.lang.tokenize", "pkg/lang.py", "function"),
+    Node("table", "Table", "pkg._table.Table", "pkg/_table.py", "class"),
+    Node("add_row", "add_row", "pkg._table.Table.add_row", "pkg/_table.py", "method"),
+    Node("value", "value", "pkg._table.Table.value", "pkg/_table.py", "property"),
+    Node("old_table", "Table", "pkg.v1.table.Table", "pkg/v1/table.py", "class"),
+    Node("test_table", "Table", "tests.helpers.Table", "tests/helpers.py", "class"),
+    Node("dumps", "dumps", "pkg.io.dumps", "pkg/io.py", "function"),
+    Node("f_module", "f", "f", "f.py", "module"),
+    Node("f_function", "f", "f.f", "f.py", "function"),
+]
+ALIASES = [Alias(name="pkg.Table", target="pkg._table.Table", public=True)]
+RESOLVER = Resolver(NODES, ALIASES)
+
+
+def resolve(
+    mention: str,
+    *,
+    target: str | None = None,
+    marked: bool = False,
+    called: bool = False,
+    document: str = "docs/guide.md",
+    imports: dict[str, str] | None = None,
+    headings: tuple[str, ...] = (),
+) -> tuple[list[str], Reason] | None:
+    context = Context(document, imports or {}, [])
+    context.heading_classes = list(headings)
+    choice = RESOLVER.resolve(mention, target=target, marked=marked, context=context, called=called)
+    return None if choice is None else (choice.node_ids, choice.reason)
+
+
+@pytest.mark.parametrize(
+    ("mention", "options", "expected"),
+    [
+        # A stated target wins, through a public re-export.
+        ("Table", {"target": "pkg.Table", "marked": True}, (["table"], Reason.EXPLICIT_TARGET)),
+        # The document's own code imports the name.
+        ("T.add_row", {"imports": {"T": "pkg.Table"}}, (["add_row"], Reason.DOCUMENT_IMPORT)),
+        # The full import path, or a public re-export of it.
+        ("pkg.lang.parse", {}, (["parse"], Reason.QUALIFIED_NAME)),
+        ("pkg.Table.add_row", {}, (["add_row"], Reason.QUALIFIED_NAME)),
+        # The public definition ahead of a legacy copy and a test helper.
+        ("Table", {}, (["table"], Reason.UNIQUE_PUBLIC)),
+        # ...unless the document is about tests.
+        ("Table", {"document": "tests/README.md"}, (["table", "test_table"], Reason.NAME_MATCH)),
+        # A member of the class the heading names.
+        ("value", {"headings": ("Table",)}, (["value"], Reason.HEADING_CONTEXT)),
+        # A bare common word links only with context, or written as a call.
+        ("value", {}, None),
+        ("parse", {}, None),
+        ("parse", {"called": True}, (["parse"], Reason.UNIQUE_PUBLIC)),
+        # A call names a callable: `f()` is the function f, not the module f.
+        ("f", {"called": True}, (["f_function"], Reason.UNIQUE_PUBLIC)),
+        ("f", {}, None),
+        # Standard-library names are not the repository's, unless called (a module never is).
+        ("tokenize", {"marked": True}, None),
+        ("tokenize", {"called": True}, (["tokenize"], Reason.UNIQUE_PUBLIC)),
+        ("json.dumps", {}, None),
+        ("dict", {"called": True}, None),
+    ],
+)
+def test_a_mention_resolves_as_a_reader_would(
+    mention: str, options: dict[str, object], expected: tuple[list[str], Reason] | None
+) -> None:
+    assert resolve(mention, **options) == expected  # type: ignore[arg-type]

@@ -1,10 +1,9 @@
 """What runs a local sentence-transformers model: PyTorch, or ONNX Runtime on an export of it.
 
 Both give the model's vectors (mean of the token vectors, unit length); ONNX Runtime gives them
-at about twice the speed on a CPU, from an int8 copy of the weights (bench/embedding_runtimes.py).
-The export is made from the installed model files by PyTorch, once, into a cache directory, and
-never downloaded: a deployment makes it at install (`cograph model export`) and then needs no
-PyTorch at all.
+1.9 times as fast on a 2-core CPU from an int8 copy of the weights (bench/embedding_runtimes.py).
+The export is made from the installed model files by PyTorch at the first start, once, into a cache
+directory, and never downloaded; running it needs no PyTorch.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from cograph_collections.application.search import ChunkSearch
 from cograph_collections.stores.chunks import TABLE
 from cograph_db import Connection, apply_migrations, connect, create_pool
 from cograph_embeddings import EmbeddingProvider
-from cograph_retrieval import HybridRetriever, Query, Stream
+from cograph_retrieval import DEFAULT_RRF_K, HybridRetriever, Query, Stream, reciprocal_rank_fusion
 from cograph_retrieval.hybrid import without_format_characters
 from cograph_settings import Settings
 from support.collections import Running
@@ -38,6 +38,24 @@ DOCUMENTS = [
         "backup.md",
         b"# Backups\n\nDatabase snapshots are taken nightly and kept for thirty days in cold storage.",
     ),
+]
+
+
+# Three pages hold "long" and nothing else of the question below; the one that answers it holds
+# no other of its words either, and is the longest of the three.
+HOUSEKEEPING = [
+    (
+        "backup.md",
+        b"# Backups\n\nDatabase snapshots are taken nightly and kept for thirty days in cold storage,"
+        b" a long way from the servers they protect.",
+    ),
+    ("laptops.md", b"# Laptops\n\nHow long a laptop lasts varies; we replace each one after three years."),
+    (
+        "holidays.md",
+        b"# Holidays\n\nTell us well ahead how long you will be away, and put the dates on the team"
+        b" calendar for everyone.",
+    ),
+    *DOCUMENTS[:2],
 ]
 
 
@@ -462,3 +480,42 @@ async def test_a_setting_named_as_written_is_found_where_it_is_written(
     )
     assert len(dense_only.hits) == 4
     assert all(hit.ranks.dense and hit.ranks.text == 0 for hit in dense_only.hits)
+
+
+async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense_stream(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """A question in other words than its answer's: full text ranks first a short page sharing one
+    common word with it. With equal votes that page would come first in the fusion too; its best
+    chunk holds a small share of the question, so full text's vote counts less and the dense
+    stream's answer comes first."""
+    await service.upload(collection.id, *HOUSEKEEPING)
+    await service.wait_for_jobs(collection.id)
+    question = "how long do we retain copies of our data"
+    vector = await embedder.embed_query(question)
+
+    async def ranked(dense: float, text: float) -> list[pb.ChunkHit]:
+        request = pb.SearchChunksRequest(
+            collection_ids=[collection.id],
+            query=question,
+            query_embedding=vector,
+            embedding_model=(await embedder.info()).name,
+            limit=5,
+            dense_weight=dense,
+            text_weight=text,
+            rrf_k=DEFAULT_RRF_K,
+        )
+        return list((await service.stub.SearchChunks(request)).hits)
+
+    dense_alone = [hit.chunk.source_key for hit in await ranked(1.0, 0.0)]
+    text_alone = [hit.chunk.source_key for hit in await ranked(0.0, 1.0)]
+    assert dense_alone[0] == "backup.md"
+    assert text_alone[0] != "backup.md"
+    assert "backup.md" in text_alone
+    equal_votes = reciprocal_rank_fusion({"dense": dense_alone, "text": text_alone}, {}, DEFAULT_RRF_K, 5)
+    assert equal_votes[0].key == text_alone[0]
+
+    hybrid = await ranked(1.0, 1.0)
+    assert hybrid[0].chunk.source_key == "backup.md"
+    assert hybrid[0].ranks.dense == 1
+    assert hybrid[0].ranks.text == text_alone.index("backup.md") + 1

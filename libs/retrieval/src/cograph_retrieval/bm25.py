@@ -50,6 +50,11 @@ class TermWeights(msgspec.Struct, frozen=True):
         )
 
 
+def idf(document_frequency: int, chunks: int) -> float:
+    """Robertson/Sparck Jones inverse document frequency, never negative."""
+    return math.log(1 + (chunks - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
 def weigh(
     lexemes: list[str], df: dict[str, int], chunks: int, total_length: int, budget: int = CANDIDATE_BUDGET
 ) -> TermWeights | None:
@@ -57,7 +62,7 @@ def weigh(
     present = [lexeme for lexeme in lexemes if df.get(lexeme, 0) > 0]
     if not present or chunks <= 0:
         return None
-    idf = [math.log(1 + (chunks - df[lexeme] + 0.5) / (df[lexeme] + 0.5)) for lexeme in present]
+    weights = [idf(df[lexeme], chunks) for lexeme in present]
     rarest_first = sorted(present, key=lambda lexeme: df[lexeme])
     # The rarest lexeme always selects, so a query of common words still finds something.
     selective = rarest_first[:1]
@@ -67,4 +72,4 @@ def weigh(
         if brought > budget:
             break
         selective.append(lexeme)
-    return TermWeights(present, idf, selective, max(total_length / chunks, 1.0))
+    return TermWeights(present, weights, selective, max(total_length / chunks, 1.0))

@@ -1,5 +1,6 @@
 """One hybrid retriever for every chunk table: a dense stream (pgvector cosine on an HNSW
-index per dimension) and a BM25 full-text stream, fused by reciprocal rank fusion.
+index per dimension) and a BM25 full-text stream, fused by reciprocal rank fusion, full text's vote
+weighed by how much of the query its best chunk holds (coverage.py).
 
 Each store describes its table with a ChunkTable; the SQL is built once here from those
 trusted identifiers and always restricted to the scope ids passed in, so an empty scope
@@ -13,7 +14,7 @@ import contextlib
 import re
 import unicodedata
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import asyncpg
@@ -21,6 +22,7 @@ import msgspec
 
 from cograph_db import Connection
 from cograph_retrieval.bm25 import K1, B, TermWeights, weigh
+from cograph_retrieval.coverage import coverage, query_idf, trusted_weights
 from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -159,6 +161,15 @@ class Stream(NamedTuple):
     rank: Callable[[Connection], Awaitable[Sequence[uuid.UUID]]]
 
 
+class TextRanking(list[uuid.UUID]):
+    """Chunk ids by BM25 score, best first, and the share of the query's information the best of
+    them holds (coverage.py), which sets full text's weight in the fusion."""
+
+    def __init__(self, ids: Iterable[uuid.UUID] = (), coverage: float = 0.0) -> None:
+        super().__init__(ids)
+        self.coverage = coverage
+
+
 class StreamHit(msgspec.Struct, frozen=True):
     id: uuid.UUID
     score: float
@@ -189,11 +200,11 @@ class HybridRetriever:
         shifted = re.sub(r"\$(\d+)", lambda m: f"${int(m.group(1)) + first_free - 1}", query.condition)
         return f" AND ({shifted})", list(query.condition_args)
 
-    async def text_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
+    async def text_stream(self, connection: Connection, query: Query) -> TextRanking:
         """Chunk ids by BM25 score, best first."""
         lexemes = await connection.fetchval(self._lexemes_sql, searchable(query.text))
         if not lexemes or not query.scope:
-            return []
+            return TextRanking()
         forms = _decomposed(lexemes)
         stats = await connection.fetchrow(self._stats_sql, list(query.scope), [*lexemes, *forms.values()])
         df = dict(stats["df"])
@@ -203,15 +214,19 @@ class HybridRetriever:
             lexeme: df.get(lexeme, 0) + (df.get(forms[lexeme], 0) if lexeme in forms else 0)
             for lexeme in lexemes
         }
-        weights = weigh(lexemes, together, int(stats["chunks"]), int(stats["length"]))
+        chunks = int(stats["chunks"])
+        weights = weigh(lexemes, together, chunks, int(stats["length"]))
         if weights is None:
-            return []
+            return TextRanking()
         names = compound_names(query.text) if self.table.positional else []
-        return await self._bm25(connection, query, weights.with_forms(forms), names)
+        rows = await self._bm25(connection, query, weights.with_forms(forms), names)
+        information = query_idf(list(together.values()), chunks)
+        best = coverage(rows[0]["matched_idf"], information) if rows else 0.0
+        return TextRanking((row["id"] for row in rows), best)
 
     async def _bm25(
         self, connection: Connection, query: Query, weights: TermWeights, names: list[str]
-    ) -> list[uuid.UUID]:
+    ) -> list[asyncpg.Record]:
         """BM25 over the candidates. With compound names, the chunks that write them as written
         (a phrase of their parts) come first, most names first: a chunk that holds the parts
         apart is about something else, however often it holds them."""
@@ -243,7 +258,7 @@ class HybridRetriever:
                 WHERE k.{t.scope_column} = ANY($3::uuid[])
                   AND k.search_text @@ array_to_string({selecting}, ' | ')::tsquery
                   {extra})
-            SELECT c.id
+            SELECT c.id, sum(q.idf) AS matched_idf
             FROM candidates c
             CROSS JOIN LATERAL unnest(c.matched) AS u(lexeme, positions, weights)
             JOIN q ON q.lexeme = u.lexeme
@@ -254,7 +269,7 @@ class HybridRetriever:
                             + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
                      DESC, c.id
             LIMIT $6"""
-        rows = await connection.fetch(
+        rows: list[asyncpg.Record] = await connection.fetch(
             sql,
             weights.lexemes,
             weights.idf,
@@ -265,7 +280,7 @@ class HybridRetriever:
             *([names] if names else []),
             *extra_args,
         )
-        return [row["id"] for row in rows]
+        return rows
 
     async def dense_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
         """Chunk ids by cosine distance to the query vector, nearest first (same model only)."""
@@ -350,10 +365,12 @@ class HybridRetriever:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # their connections are back
             raise
-        fused = reciprocal_rank_fusion(
-            dict(zip(running, ranked, strict=True)),
-            {name: stream.weight for name, stream in running.items()},
-            query.rrf_k,
-            query.limit,
-        )
+        rankings = dict(zip(running, ranked, strict=True))
+        weights = {name: stream.weight for name, stream in running.items()}
+        text = rankings.get("text")
+        if self.table.positional and "dense" in running and isinstance(text, TextRanking):
+            # Prose: full text's vote as far as its best chunk holds the query (coverage.py).
+            trusted = trusted_weights(weights["dense"], weights["text"], text.coverage)
+            weights["dense"], weights["text"] = trusted
+        fused = reciprocal_rank_fusion(rankings, weights, query.rrf_k, query.limit)
         return [StreamHit(uuid.UUID(str(hit.key)), hit.score, hit.ranks) for hit in fused]

@@ -96,7 +96,7 @@ async def test_a_query_is_answered_while_ingestion_embeds(embedder: EmbeddingPro
     assert all(len(vector) == 384 for vector in await ingestion)
 
 
-@pytest.mark.parametrize("runtime", ["onnx", "onnx-int8"])
+@pytest.mark.parametrize("runtime", ["onnx", "onnx-int8", "openvino"])
 async def test_onnx_runtime_gives_the_models_vectors_from_an_export_made_once(
     embedder: EmbeddingProvider, runtime: Runtime, tmp_path: Path
 ) -> None:
@@ -116,7 +116,8 @@ async def test_onnx_runtime_gives_the_models_vectors_from_an_export_made_once(
         assert windows.spans(texts) == torch_windows.spans(texts)
     finally:
         await first.close()
-    closest = 0.9999 if runtime == "onnx" else 0.98  # int8 weights move each vector a little
+    # int8 weights move each vector a little, bfloat16 arithmetic (openvino, on CPUs that have it) less.
+    closest = {"onnx": 0.9999, "openvino": 0.999}.get(runtime, 0.98)
     assert min(cosine(mine, theirs) for mine, theirs in zip(vectors, reference, strict=True)) > closest
     assert cosine(query, reference[0]) > closest
     made = exports(tmp_path)

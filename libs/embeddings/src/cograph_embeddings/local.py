@@ -1,5 +1,5 @@
 """The in-process provider: a sentence-transformers model from an installed package or a directory,
-run by PyTorch or ONNX Runtime (cograph_embeddings.engines).
+run by PyTorch, ONNX Runtime or OpenVINO (cograph_embeddings.engines).
 
 Never downloads: the model is loaded from disk with the Hugging Face hub offline.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
-from cograph_embeddings.engines import Engine, OnnxEngine, TorchEngine
+from cograph_embeddings.engines import Engine, OnnxEngine, OpenVinoEngine, TorchEngine
 
 # Texts waiting for the model, and where their vectors go.
 _Request = tuple[list[str], asyncio.Future[list[list[float]]]]
@@ -29,7 +29,7 @@ PACKAGED_MODEL_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6
 # process (queries, the server, PostgreSQL beside it): at 10 a busy core gives a query about 90%.
 INGESTION_NICENESS = 10
 # What runs the model (COGRAPH_EMBEDDING__RUNTIME; see cograph_embeddings.engines).
-Runtime = Literal["torch", "onnx", "onnx-int8"]
+Runtime = Literal["torch", "onnx", "onnx-int8", "openvino"]
 
 
 def default_model_path() -> Path:
@@ -85,6 +85,8 @@ class LocalProvider(EmbeddingProvider):
     def _load(self) -> Engine:
         if self._runtime == "torch":
             return TorchEngine.load(self._path)
+        if self._runtime == "openvino":
+            return OpenVinoEngine.load(self._path, self._export_dir)
         return OnnxEngine.load(self._path, self._export_dir, quantize=self._runtime == "onnx-int8")
 
     async def _loaded(self) -> Engine:

@@ -105,11 +105,11 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
         ),
     ] = ""
     runtime: Annotated[
-        Literal["torch", "onnx", "onnx-int8"],
+        Literal["torch", "onnx", "onnx-int8", "openvino"],
         Meta(
             description=(
-                "`local`: what runs the model: PyTorch, or ONNX Runtime on an export of it made once"
-                " into EXPORT_DIR (`onnx-int8`: int8 weights)."
+                "`local`: what runs the model: PyTorch, or ONNX Runtime or OpenVINO on an export of it"
+                " made once into EXPORT_DIR (`onnx-int8`: int8 weights)."
             )
         ),
     ] = "torch"

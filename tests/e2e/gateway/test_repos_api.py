@@ -162,10 +162,12 @@ async def test_readers_see_neither_clone_credentials_nor_server_paths(
         assert str(checkout) not in answer.text
         assert "the sync failed; an administrator can see why" in answer.text
 
-    # Nor does a remote that is refused quote them back (loopback: the clone policy's refusal).
+    # A remote URL carrying credentials is refused, without quoting them back: they go in the
+    # credentials file (tests/integration/repodocs/test_credentials.py).
     inside = {**with_token, "name": "gone", "clone_url": "https://deploy:s3cr3t@127.0.0.1:1/gone.git"}
     refused = is_problem(await gateway.post("/api/repos", json=inside, headers=auth["alice"]), 400)
-    assert "is an internal address (loopback)" in refused["detail"]
+    assert "clone_url carries credentials" in refused["detail"]
+    assert "COGRAPH_REPODOCS__CREDENTIALS_FILE" in refused["detail"]
     assert "s3cr3t" not in refused["detail"]
 
 

@@ -42,7 +42,9 @@ STRICT = ClonePolicy()
     ],
 )
 def test_a_clone_url_names_the_host_git_would_contact(url: str, remote: tuple[str, str, int]) -> None:
-    assert parse_remote(url) == Remote(*remote)
+    parsed = parse_remote(url)
+    assert parsed is not None
+    assert Remote(parsed.scheme, parsed.host, parsed.port) == Remote(*remote)
 
 
 @pytest.mark.parametrize("url", ["/srv/git/api", "file:///srv/git/api", "FILE://localhost/srv/git/api"])

@@ -245,6 +245,13 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
             ' private...), e.g. `["gitlab.corp", "10.20.0.0/16"]`.'
         ),
     ] = msgspec.field(default_factory=list)
+    credentials_file: Annotated[
+        str,
+        Meta(
+            description="TOML file of git credentials (HTTPS tokens, SSH keys with known_hosts) by host"
+            " and path prefix; read again when it changes. Empty: none (docs/operations.md)."
+        ),
+    ] = ""
 
     def __post_init__(self) -> None:
         _require_finite(self, "REPODOCS")

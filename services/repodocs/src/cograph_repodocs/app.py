@@ -19,6 +19,7 @@ from cograph_repodocs.application.scheduler import Scheduler
 from cograph_repodocs.application.search import Search
 from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.checkouts import Checkouts
+from cograph_repodocs.credentials import Credentials
 from cograph_repodocs.domain.clone_urls import ClonePolicy
 from cograph_repodocs.git import Git
 from cograph_repodocs.remotes import Remotes
@@ -36,7 +37,8 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
     pool = await open_service_pool(dsn, settings.database, MIGRATIONS)
     git = Git(config.git_timeout_seconds)
     policy = ClonePolicy.of(config.clone_allowed_schemes, config.clone_allowed_hosts)
-    checkouts = Checkouts(git, Path(config.checkout_dir), Remotes(policy, git.ssh_command))
+    credentials = Credentials(config.credentials_file, git.ssh_command)
+    checkouts = Checkouts(git, Path(config.checkout_dir), Remotes(policy, git.ssh_command), credentials)
     pipeline = SyncPipeline(pool, embedder, checkouts, max_file_bytes=config.max_file_bytes)
     syncs = Syncs(pool, pipeline)
     scheduler = Scheduler(pool, syncs, config.sync_interval_seconds)

@@ -18,6 +18,7 @@ from typing import Protocol
 
 import msgspec
 
+from cograph_repodocs.credentials import Credentials
 from cograph_repodocs.domain.clone_urls import ClonePolicy
 from cograph_repodocs.domain.discovery import NOTHING_IGNORED, GitIgnored
 from cograph_repodocs.domain.rules import Ref, redact_credentials
@@ -52,11 +53,18 @@ class Source(Protocol):
 
 
 class Checkouts:
-    def __init__(self, git: Git, checkout_dir: Path, remotes: Remotes | None = None) -> None:
+    def __init__(
+        self,
+        git: Git,
+        checkout_dir: Path,
+        remotes: Remotes | None = None,
+        credentials: Credentials | None = None,
+    ) -> None:
         self.git = git  # also reads files at a commit (files.read_committed_range)
         self._dir = checkout_dir.resolve()
         # Without one given, the default policy: https and ssh to public addresses only.
         self._remotes = remotes or Remotes(ClonePolicy(), git.ssh_command)
+        self._credentials = credentials or Credentials("", git.ssh_command)
 
     def root(self, repository: Source) -> Path:
         if repository.checkout_path is not None:
@@ -146,14 +154,15 @@ class Checkouts:
         remote's failure is FetchFailed, git's words going to the log only: whoever registered
         the URL would read in them whether a port is open. A local source's failure keeps
         them (only administrators register one, and only they see its sync errors)."""
-        access = await self._remotes.admit(clone_url)
+        admitted = await self._remotes.admit(clone_url)
         try:
-            return await self.git.run(*access.options, *args, env=access.env)
+            async with self._credentials.applied(admitted) as access:
+                return await self.git.run(*access.options, *args, env=access.env)
         except GitError as error:
-            if not access.network:
+            if not admitted.network:
                 raise
             log.warning("git could not read %s: %s", redact_credentials(clone_url), error)
-            raise FetchFailed() from None
+            raise FetchFailed.of(str(error)) from None
 
 
 def _replace(source: Path, target: Path) -> None:

@@ -31,15 +31,43 @@ log = logging.getLogger(__name__)
 # not hold a registration for the resolver's own minutes of retries.
 RESOLVE_SECONDS = 10.0
 FETCH_FAILED = "the repository could not be fetched: check the URL and that the server can reach it"
+NOT_AUTHORIZED = (
+    "the repository's server refused access: it wants credentials that the server's credentials file"
+    " (COGRAPH_REPODOCS__CREDENTIALS_FILE) does not have for this URL, or has but the server refuses"
+)
+HOST_KEY_REFUSED = (
+    "the repository's SSH server showed a host key that is not in the known_hosts of its entry in the"
+    " credentials file (COGRAPH_REPODOCS__CREDENTIALS_FILE)"
+)
+# What git, curl and ssh say when the server wants credentials or refuses the ones given.
+_AUTHENTICATION_SIGNS = (
+    "Authentication failed",
+    "could not read Username",
+    "could not read Password",
+    "terminal prompts disabled",
+    "Permission denied (publickey",
+    "returned error: 401",
+    "returned error: 403",
+)
 
 
 class FetchFailed(GitError):
     """A remote could not be read (unresolvable, unreachable, refused, not a repository, too slow)."""
 
-    def __init__(self) -> None:
+    def __init__(self, message: str = FETCH_FAILED) -> None:
         trace = current_trace_id()
         where = f" (git's message is in the server log, trace {trace})" if trace != "-" else ""
-        super().__init__(FETCH_FAILED + where)
+        super().__init__(message + where)
+
+    @classmethod
+    def of(cls, git_message: str) -> FetchFailed:
+        """The fixed words for what git said: a server that wants credentials, or whose SSH host
+        key is not the known one, is told apart (it says no more than that a server answered)."""
+        if any(sign in git_message for sign in _AUTHENTICATION_SIGNS):
+            return cls(NOT_AUTHORIZED)
+        if "Host key verification failed" in git_message:
+            return cls(HOST_KEY_REFUSED)
+        return cls()
 
 
 class Access(msgspec.Struct, frozen=True):
@@ -48,6 +76,8 @@ class Access(msgspec.Struct, frozen=True):
     network: bool
     options: tuple[str, ...] = ()
     env: dict[str, str] = msgspec.field(default_factory=dict)
+    remote: Remote | None = None
+    """The network end, which the credentials file is matched against; None for a local source."""
 
 
 LOCAL = Access(network=False, env={"GIT_ALLOW_PROTOCOL": "file"})
@@ -103,4 +133,4 @@ class Remotes:
             alias = remote.host if remote.port == 22 else f"[{remote.host}]:{remote.port}"
             pins = ("-o", f"HostName={addresses[0]}", "-o", f"HostKeyAlias={alias}")
             env["GIT_SSH_COMMAND"] = f"{self._ssh_command} {shlex.join(pins)}"
-        return Access(network=True, options=options, env=env)
+        return Access(network=True, options=options, env=env, remote=remote)

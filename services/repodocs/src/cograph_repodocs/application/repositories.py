@@ -17,7 +17,7 @@ from cograph_db import Connection
 from cograph_errors import InvalidArgument, NotFound, ServiceError
 from cograph_repodocs.application.syncs import Syncs
 from cograph_repodocs.checkouts import Checkouts
-from cograph_repodocs.domain import rules
+from cograph_repodocs.domain import clone_urls, rules
 from cograph_repodocs.git import GitError
 from cograph_repodocs.remotes import FetchFailed
 from cograph_repodocs.stores.repositories import AccessRow, NewRepository, RepositoryRow, RepositoryStore
@@ -138,6 +138,9 @@ class Repositories:
         else:
             assert request.clone_url is not None
             url = rules.check_clone_url(request.clone_url)
+            remote = clone_urls.parse_remote(url)
+            if remote is not None:
+                clone_urls.check_no_credentials(remote)
             try:
                 await self._checkouts.probe_remote(url, branch)
             except FetchFailed as error:  # its fixed words: git's would say whether a port is open

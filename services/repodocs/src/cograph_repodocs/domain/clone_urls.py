@@ -25,6 +25,7 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 SCHEMES_SETTING = "COGRAPH_REPODOCS__CLONE_ALLOWED_SCHEMES"
 HOSTS_SETTING = "COGRAPH_REPODOCS__CLONE_ALLOWED_HOSTS"
+CREDENTIALS_SETTING = "COGRAPH_REPODOCS__CREDENTIALS_FILE"
 
 # The network schemes git speaks, under the name GIT_ALLOW_PROTOCOL knows them by.
 _SCHEMES = {
@@ -55,6 +56,12 @@ class Remote(msgspec.Struct, frozen=True):
     host: str
     """Lower case; an IPv6 address without its brackets."""
     port: int
+    path: str = ""
+    """The repository's path on the host, without its leading '/' (acme/api.git)."""
+    user: str = ""
+    """The user name before the '@', when the URL names one (git@ of an ssh URL)."""
+    password: bool = False
+    """Whether the URL carries a password or token after the user name (user:secret@)."""
 
     @property
     def address(self) -> IPAddress | None:
@@ -96,7 +103,7 @@ def parse_remote(url: str) -> Remote | None:
 
 
 def _scheme_remote(scheme: str, rest: str) -> Remote:
-    authority = rest.split("/", 1)[0]
+    authority, _, path = rest.partition("/")
     if scheme not in ("http", "https"):
         # git decodes %-escapes of ssh:// and git:// URLs before it splits them (connect.c):
         # the host it contacts is the decoded one.
@@ -107,9 +114,17 @@ def _scheme_remote(scheme: str, rest: str) -> Remote:
         raise _refuse_shape("has a '?', '#', '\\' or space before its path")
     if authority.count("@") > 1:
         raise _refuse_shape("has more than one '@' before its path")
-    host_port = authority.rpartition("@")[2]
+    userinfo, _, host_port = authority.rpartition("@")
     host, port = _split_port(host_port)
-    return Remote(scheme, _check_host(host), port if port is not None else DEFAULT_PORTS[scheme])
+    user, colon, _ = userinfo.partition(":")
+    return Remote(
+        scheme,
+        _check_host(host),
+        port if port is not None else DEFAULT_PORTS[scheme],
+        path=urllib.parse.unquote(path),
+        user=user,
+        password=bool(colon),
+    )
 
 
 def _scp_remote(url: str) -> Remote:
@@ -122,21 +137,42 @@ def _scp_remote(url: str) -> Remote:
             raise _refuse_shape("has a '[' without the matching ']:'")
         user = url[:opening]
         inside = url[opening + 1 : closing]
+        path = url[closing + 2 :]
         if user and (not user.endswith("@") or "@" in user[:-1]):
             raise _refuse_shape("has text before its '[host]' that is not a user name")
         if user and "@" in inside:
             raise _refuse_shape("has more than one '@' before its path")
         if inside.count("@") > 1:
             raise _refuse_shape("has more than one '@' before its path")
-        inside = inside.rpartition("@")[2]
+        named, _, inside = inside.rpartition("@")
+        named = named or user[:-1]
         if _is_ipv6(inside):
-            return Remote("ssh", _check_host(inside), DEFAULT_PORTS["ssh"])
+            return _scp(inside, DEFAULT_PORTS["ssh"], path, named)
         host, port = _split_port(inside)
-        return Remote("ssh", _check_host(host), port if port is not None else DEFAULT_PORTS["ssh"])
-    head = url.split(":", 1)[0]
+        return _scp(host, port if port is not None else DEFAULT_PORTS["ssh"], path, named)
+    head, _, path = url.partition(":")
     if head.count("@") > 1:
         raise _refuse_shape("has more than one '@' before its path")
-    return Remote("ssh", _check_host(head.rpartition("@")[2]), DEFAULT_PORTS["ssh"])
+    named, _, host = head.rpartition("@")
+    return _scp(host, DEFAULT_PORTS["ssh"], path, named)
+
+
+def _scp(host: str, port: int, path: str, userinfo: str) -> Remote:
+    # ssh takes no password from a URL, but one written there is a secret all the same.
+    user, colon, _ = userinfo.partition(":")
+    return Remote("ssh", _check_host(host), port, path=path, user=user, password=bool(colon))
+
+
+def check_no_credentials(remote: Remote) -> None:
+    """InvalidArgument when the URL carries a secret: a password or token after a user name, or
+    any user name of an http(s) URL (where a token is often given as the user name). An ssh user
+    name (git@) is no secret. A URL is stored and shown; credentials are neither."""
+    if remote.password or (remote.scheme in ("http", "https") and remote.user):
+        raise InvalidArgument(
+            "clone_url carries credentials (a user name, password or token before the '@'): register"
+            " the URL without them. Tokens and SSH keys go in the server's credentials file, which an"
+            f' administrator names with {CREDENTIALS_SETTING} (docs/operations.md, "Git credentials")'
+        )
 
 
 def _is_ipv6(text: str) -> bool:

@@ -68,6 +68,8 @@ def _expected(
     readable = public or owner or granted  # public, or owner-or-grant (private == admin_only)
     if rule is Rule.SCOPED:  # lists and searches are scoped, never refused
         return Outcome.ALLOW
+    if rule is Rule.SIGNED_DELIVERY:  # a webhook: its signature, checked by repodocs, decides
+        return Outcome.ALLOW
     if rule is Rule.SIGNED_IN:
         return Outcome.UNAUTHENTICATED if anonymous else Outcome.ALLOW
     if rule is Rule.ADMIN:

@@ -252,6 +252,23 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
             " and path prefix; read again when it changes. Empty: none (docs/operations.md)."
         ),
     ] = ""
+    webhook_replay_window_seconds: Annotated[
+        float,
+        Meta(
+            gt=0,
+            le=DAY_SECONDS,
+            description="Push webhooks: a delivery id is acted on once within this window, and a push"
+            " the host dates outside it (GitHub) is refused.",
+        ),
+    ] = 600.0
+    webhook_sync_interval_seconds: Annotated[
+        float,
+        Meta(
+            ge=0,
+            description="Scheduled sync interval while push webhooks are on (the credentials file has a"
+            " [[webhooks]] secret), when longer than SYNC_INTERVAL_SECONDS; 0: unchanged.",
+        ),
+    ] = 86400.0
 
     def __post_init__(self) -> None:
         _require_finite(self, "REPODOCS")

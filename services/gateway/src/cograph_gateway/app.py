@@ -22,6 +22,7 @@ from cograph_gateway.mcp import McpEndpoint
 from cograph_gateway.metrics import count_unmatched
 from cograph_gateway.openapi import StrictStructSchemaPlugin
 from cograph_gateway.operations import Operations
+from cograph_gateway.operations.webhooks import WebhookOperations
 from cograph_gateway.options import AllowEveryMethod
 from cograph_gateway.routes.collections import CollectionsController
 from cograph_gateway.routes.common import page
@@ -29,6 +30,7 @@ from cograph_gateway.routes.documents import DocumentsController
 from cograph_gateway.routes.jobs import JobsController
 from cograph_gateway.routes.repos import ReposController
 from cograph_gateway.routes.search import SearchController
+from cograph_gateway.routes.webhooks import WebhooksController
 from cograph_gateway.web import web_face
 from cograph_grpc import GrpcServer
 from cograph_service import Readiness, ServiceHost, grpc_health_check, ops_handlers
@@ -72,6 +74,7 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
             DocumentsController,
             ReposController,
             SearchController,
+            WebhooksController,
             mcp_endpoint,
             *web.route_handlers,
         ],
@@ -79,6 +82,8 @@ def create_app(settings: Settings, backends: Backends, readiness: Readiness) -> 
             "principal": Provide(principal),
             "ops": Provide(operations, sync_to_thread=False),
             "page": Provide(page, sync_to_thread=False),
+            # Webhooks act for no principal: their signature is their authentication.
+            "webhooks": Provide(lambda: WebhookOperations(backends), sync_to_thread=False),
             **web.dependencies,
         },
         lifespan=[mcp.lifespan],

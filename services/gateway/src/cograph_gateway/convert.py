@@ -95,6 +95,7 @@ _SYNC_TRIGGER: dict[int, s.SyncTriggerName] = {
     rpb.SYNC_TRIGGER_MANUAL: "manual",
     rpb.SYNC_TRIGGER_SCHEDULE: "schedule",
     rpb.SYNC_TRIGGER_REGISTRATION: "registration",
+    rpb.SYNC_TRIGGER_WEBHOOK: "webhook",
 }
 _MENTION_FORM = {
     rpb.MENTION_FORM_BACKTICK: "backtick",

@@ -23,7 +23,7 @@ JobStatusName = Literal["queued", "running", "success", "error"]
 RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
 DocumentKindName = Literal["repo_doc", "workflow", "example", "test", "config", "unknown"]
 SyncStatusName = Literal["queued", "running", "success", "error", "unknown"]
-SyncTriggerName = Literal["manual", "schedule", "registration", "unknown"]
+SyncTriggerName = Literal["manual", "schedule", "registration", "webhook", "unknown"]
 # "embedding": the query was not embedded, and the answer is full text only.
 StoreName = Literal["code", "repo_docs", "collections", "embedding", "unknown"]
 
@@ -613,3 +613,16 @@ class RouteResult(msgspec.Struct):
     # Always up to the requested count, even at low confidence.
     collections: list[ChunkHit]
     failures: list[StoreFailure]
+
+
+WebhookVerdictName = Literal["queued", "ignored"]
+
+
+class WebhookReceipt(msgspec.Struct):
+    """What a push webhook delivery became: 202 queued, 200 ignored (401 and 403 are problems)."""
+
+    verdict: WebhookVerdictName
+    # Why, for the git host's delivery log.
+    reason: str
+    # The registered repositories whose sync was queued.
+    queued: int

@@ -18,6 +18,7 @@ from cograph_repodocs.application.repositories import Repositories
 from cograph_repodocs.application.scheduler import Scheduler
 from cograph_repodocs.application.search import Search
 from cograph_repodocs.application.syncs import Syncs
+from cograph_repodocs.application.webhooks import Webhooks
 from cograph_repodocs.checkouts import Checkouts
 from cograph_repodocs.credentials import Credentials
 from cograph_repodocs.domain.clone_urls import ClonePolicy
@@ -41,13 +42,21 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
     checkouts = Checkouts(git, Path(config.checkout_dir), Remotes(policy, git.ssh_command), credentials)
     pipeline = SyncPipeline(pool, embedder, checkouts, max_file_bytes=config.max_file_bytes)
     syncs = Syncs(pool, pipeline)
-    scheduler = Scheduler(pool, syncs, config.sync_interval_seconds)
+    webhooks = Webhooks(pool, syncs, credentials, config.webhook_replay_window_seconds)
+    scheduler = Scheduler(
+        pool,
+        syncs,
+        config.sync_interval_seconds,
+        webhook_interval_seconds=config.webhook_sync_interval_seconds,
+        webhooks_on=lambda: bool(credentials.current().webhooks),
+    )
     servicer = RepoDocsServicer(
         repositories=Repositories(pool, checkouts, syncs),
         syncs=syncs,
         documents=Documents(pool),
         code=Code(pool, checkouts, max_file_bytes=config.max_file_bytes),
         search=Search(pool),
+        webhooks=webhooks,
     )
     server = GrpcServer(
         NAME,
@@ -58,4 +67,6 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
     )
     readiness = Readiness(NAME, {"database": database_check(pool, MIGRATIONS)})
     scheduler.start()
-    return ServiceHost(NAME, server, readiness, closers=[scheduler.stop, syncs.stop, pool.close])
+    return ServiceHost(
+        NAME, server, readiness, closers=[scheduler.stop, webhooks.stop, syncs.stop, pool.close]
+    )

@@ -19,6 +19,7 @@ from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
 from cograph_repodocs.domain.mentions import MentionForm
 from cograph_repodocs.domain.rules import Visibility, redact_credentials
 from cograph_repodocs.domain.symbols import Language, SymbolKind
+from cograph_repodocs.domain.webhooks import Provider, Verdict
 from cograph_repodocs.stores.code import CodeNodeRow
 from cograph_repodocs.stores.documents import ChunkRow, ContentMatch, DocumentRow
 from cograph_repodocs.stores.repositories import AccessRow
@@ -41,10 +42,22 @@ STATUS_TO_PB = {
     SyncStatus.SUCCESS: pb.SYNC_STATUS_SUCCESS,
     SyncStatus.ERROR: pb.SYNC_STATUS_ERROR,
 }
+PROVIDER_FROM_PB = {
+    pb.WEBHOOK_PROVIDER_GITHUB: Provider.GITHUB,
+    pb.WEBHOOK_PROVIDER_GITLAB: Provider.GITLAB,
+    pb.WEBHOOK_PROVIDER_GITEA: Provider.GITEA,
+}
+VERDICT_TO_PB = {
+    Verdict.QUEUED: pb.WEBHOOK_VERDICT_QUEUED,
+    Verdict.IGNORED: pb.WEBHOOK_VERDICT_IGNORED,
+    Verdict.UNAUTHENTICATED: pb.WEBHOOK_VERDICT_UNAUTHENTICATED,
+    Verdict.FORBIDDEN: pb.WEBHOOK_VERDICT_FORBIDDEN,
+}
 TRIGGER_TO_PB = {
     SyncTrigger.MANUAL: pb.SYNC_TRIGGER_MANUAL,
     SyncTrigger.SCHEDULE: pb.SYNC_TRIGGER_SCHEDULE,
     SyncTrigger.REGISTRATION: pb.SYNC_TRIGGER_REGISTRATION,
+    SyncTrigger.WEBHOOK: pb.SYNC_TRIGGER_WEBHOOK,
 }
 FORM_TO_PB = {
     MentionForm.BACKTICK: pb.MENTION_FORM_BACKTICK,

@@ -21,7 +21,10 @@ from cograph_repodocs.application.documents import Documents
 from cograph_repodocs.application.repositories import Repositories
 from cograph_repodocs.application.search import Search
 from cograph_repodocs.application.syncs import Syncs
+from cograph_repodocs.application.webhooks import Webhooks
 from cograph_repodocs.mapping import (
+    PROVIDER_FROM_PB,
+    VERDICT_TO_PB,
     access_to_pb,
     chunk_to_pb,
     code_hit_to_pb,
@@ -45,10 +48,17 @@ Context = aio.ServicerContext[Any, Any]
 
 class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
     def __init__(
-        self, repositories: Repositories, syncs: Syncs, documents: Documents, code: Code, search: Search
+        self,
+        repositories: Repositories,
+        syncs: Syncs,
+        documents: Documents,
+        code: Code,
+        search: Search,
+        webhooks: Webhooks,
     ) -> None:
         self._repositories = repositories
         self._syncs = syncs
+        self._webhooks = webhooks
         self._documents = documents
         self._code = code
         self._search = search
@@ -132,6 +142,18 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         return pb.ListSyncsResponse(
             syncs=[sync_to_pb(row) for row in rows[: page.size]],
             next_page_token=next_page_token(rows, page, lambda row: (row.started_at, row.id)),
+        )
+
+    async def DeliverWebhook(
+        self, request: pb.DeliverWebhookRequest, context: Context
+    ) -> pb.DeliverWebhookResponse:
+        provider = PROVIDER_FROM_PB.get(request.provider)
+        if provider is None:
+            raise InvalidArgument("provider must be github, gitlab or gitea")
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        outcome = await self._webhooks.deliver(provider, headers, request.body)
+        return pb.DeliverWebhookResponse(
+            verdict=VERDICT_TO_PB[outcome.verdict], reason=outcome.reason, queued=outcome.queued
         )
 
     # Documents.

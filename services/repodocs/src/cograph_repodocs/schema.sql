@@ -16,6 +16,7 @@
 --   0014 rechunk_comment_headings 1eda6d32638745e8ea3c0236c499de9cd90db72f91f077fad09f7641ae2d9fee
 --   0015 chunk_windows b85d10fd81ac35c73605ce73f5da2637fe858624df1d76b157f98db395433c30
 --   0016 symbol_aliases_and_reasons 50dcebde4165ce19e46038a12ef4d3b3e434189eac0699791e5ecca4b8ec173b
+--   0017 webhook_trigger 9caebe0ddb5148327724c9fdb0624260667c1ed361542146911c2d279dde093d
 
 CREATE SCHEMA repodocs;
 
@@ -213,7 +214,7 @@ CREATE TABLE repodocs.repo_syncs (
     heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
     force_relink boolean DEFAULT false NOT NULL,
     CONSTRAINT repo_syncs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'error'::text]))),
-    CONSTRAINT repo_syncs_trigger_check CHECK ((trigger = ANY (ARRAY['manual'::text, 'schedule'::text, 'registration'::text])))
+    CONSTRAINT repo_syncs_trigger_check CHECK ((trigger = ANY (ARRAY['manual'::text, 'schedule'::text, 'registration'::text, 'webhook'::text])))
 );
 
 CREATE TABLE repodocs.repo_term_stats (

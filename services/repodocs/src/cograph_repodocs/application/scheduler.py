@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -25,16 +26,39 @@ log = logging.getLogger(__name__)
 MAX_POLL_SECONDS = 60.0
 
 
+def interval_in_force(interval: float, webhook_interval: float, webhooks_on: bool) -> float:
+    """The schedule's interval: with push webhooks on (a [[webhooks]] secret in the credentials
+    file) the schedule is only the safety net, and runs every `webhook_interval` when that is
+    longer; 0 (no schedule) stays 0."""
+    if interval > 0 and webhook_interval > 0 and webhooks_on:
+        return max(interval, webhook_interval)
+    return interval
+
+
 class Scheduler:
-    def __init__(self, pool: asyncpg.Pool[Any], syncs: Syncs, interval_seconds: float) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        syncs: Syncs,
+        interval_seconds: float,
+        *,
+        webhook_interval_seconds: float = 0.0,
+        webhooks_on: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._pool = pool
         self._syncs = syncs
-        self._interval = interval_seconds
+        self._base_interval = interval_seconds
+        self._webhook_interval = webhook_interval_seconds
+        self._webhooks_on = webhooks_on
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def _interval(self) -> float:
+        return interval_in_force(self._base_interval, self._webhook_interval, self._webhooks_on())
 
     def start(self) -> None:
         """Begin scheduling; an interval of 0 disables the schedule."""
-        if self._interval > 0 and self._task is None:
+        if self._base_interval > 0 and self._task is None:
             self._task = asyncio.create_task(self._loop(), name="repodocs-scheduler")
 
     async def stop(self) -> None:

@@ -14,6 +14,10 @@ The file is TOML (an administrator's secret store writes it; a Kubernetes Secret
     private_key = \"\"\"-----BEGIN OPENSSH PRIVATE KEY----- ... \"\"\"
     known_hosts = "gitlab.corp ssh-ed25519 AAAA..."   # required: host keys are verified
 
+    [[webhooks]]
+    host = "github.com"            # the push webhooks of this host's repositories
+    secret = "..."                 # what the host signs its deliveries with
+
 An entry matches a remote of its kind (https entries http(s) URLs, ssh entries ssh ones) on the same
 host whose path starts with the entry's path, segment by segment; the longest path wins. Every
 secret is a `Secret`, whose repr shows nothing: no log line, error or repr of an entry prints one.
@@ -77,12 +81,22 @@ class SshCredential(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     path: str = ""
 
 
+class WebhookSecret(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    host: str
+    secret: Secret
+
+
 Credential = HttpsCredential | SshCredential
 
 
 class CredentialsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     https: list[HttpsCredential] = msgspec.field(default_factory=list)
     ssh: list[SshCredential] = msgspec.field(default_factory=list)
+    webhooks: list[WebhookSecret] = msgspec.field(default_factory=list)
+
+    def webhook_secret(self, host: str) -> Secret | None:
+        """What deliveries about `host`'s repositories are signed with; None when it has none."""
+        return next((entry.secret for entry in self.webhooks if entry.host == host), None)
 
     def match(self, remote: Remote) -> Credential | None:
         """The entry a remote is read with: of its kind, on its host, with the longest path that
@@ -132,6 +146,11 @@ def parse(text: str) -> CredentialsFile:
         raise CredentialsError(str(error)) from None
     https = [_checked_https(i, entry) for i, entry in enumerate(parsed.https)]
     ssh = [_checked_ssh(i, entry) for i, entry in enumerate(parsed.ssh)]
+    webhooks = [_checked_webhook(i, entry) for i, entry in enumerate(parsed.webhooks)]
+    hosts = [entry.host for entry in webhooks]
+    for host in hosts:
+        if hosts.count(host) > 1:
+            raise CredentialsError(f"two [[webhooks]] entries for host {host}: keep one")
     for kind, entries in (("https", https), ("ssh", ssh)):
         seen: set[tuple[str, tuple[str, ...]]] = set()
         for entry in entries:
@@ -140,7 +159,7 @@ def parse(text: str) -> CredentialsFile:
                 where = f" path {entry.path!r}" if entry.path else ""
                 raise CredentialsError(f"two [[{kind}]] entries for host {entry.host}{where}: keep one")
             seen.add(key)
-    return CredentialsFile(https=https, ssh=ssh)
+    return CredentialsFile(https=https, ssh=ssh, webhooks=webhooks)
 
 
 def _checked_host(kind: str, index: int, host: str) -> str:
@@ -168,6 +187,17 @@ def _checked_https(index: int, entry: HttpsCredential) -> HttpsCredential:
     return HttpsCredential(
         host=host, token=Secret(token.strip()), path="/".join(segments(entry.path)), username=entry.username
     )
+
+
+def _checked_webhook(index: int, entry: WebhookSecret) -> WebhookSecret:
+    host = _checked_host("webhooks", index, entry.host)
+    secret = entry.secret.reveal().strip()
+    # GitHub asks for a high-entropy secret; a short one could be guessed from its signatures.
+    if len(secret) < 16:
+        raise CredentialsError(
+            f"[[webhooks]] entry {index + 1} (host {host}): the secret is shorter than 16 characters"
+        )
+    return WebhookSecret(host=host, secret=Secret(secret))
 
 
 def _checked_ssh(index: int, entry: SshCredential) -> SshCredential:

@@ -75,3 +75,7 @@ WHERE (last.started_at IS NULL OR last.started_at <= now() - make_interval(secs 
   AND NOT EXISTS (
       SELECT 1 FROM repo_syncs s WHERE s.repository_id = r.id AND s.status IN ('queued', 'running'))
 ORDER BY last.started_at NULLS FIRST, r.id;
+
+-- name: select_cloned
+-- Every repository registered by clone URL, for a push webhook to find its own among them.
+SELECT id, clone_url, default_branch FROM repositories WHERE clone_url IS NOT NULL ORDER BY id;

@@ -57,6 +57,12 @@ class AccessRow(msgspec.Struct, frozen=True, kw_only=True):
     group_grants: list[str]
 
 
+class ClonedRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: uuid.UUID
+    clone_url: str
+    default_branch: str
+
+
 class RepositoryStore:
     def __init__(self, connection: Connection) -> None:
         self._db = connection
@@ -131,3 +137,10 @@ class RepositoryStore:
     async def due(self, interval_seconds: float) -> list[uuid.UUID]:
         """Repositories the scheduler should sync now, the longest-waiting first."""
         return [row["id"] for row in await self._db.fetch(SQL.select_due, interval_seconds)]
+
+    async def cloned(self) -> list[ClonedRow]:
+        """Every repository registered by clone URL: its id, URL and tracked branch."""
+        rows = await self._db.fetch(SQL.select_cloned)
+        return [
+            ClonedRow(id=r["id"], clone_url=r["clone_url"], default_branch=r["default_branch"]) for r in rows
+        ]

@@ -26,6 +26,7 @@ class SyncTrigger(enum.StrEnum):
     MANUAL = "manual"
     SCHEDULE = "schedule"
     REGISTRATION = "registration"
+    WEBHOOK = "webhook"
 
 
 class Counters(msgspec.Struct, kw_only=True):

@@ -39,6 +39,22 @@ class SyncTrigger(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SYNC_TRIGGER_MANUAL: _ClassVar[SyncTrigger]
     SYNC_TRIGGER_SCHEDULE: _ClassVar[SyncTrigger]
     SYNC_TRIGGER_REGISTRATION: _ClassVar[SyncTrigger]
+    SYNC_TRIGGER_WEBHOOK: _ClassVar[SyncTrigger]
+
+class WebhookProvider(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WEBHOOK_PROVIDER_UNSPECIFIED: _ClassVar[WebhookProvider]
+    WEBHOOK_PROVIDER_GITHUB: _ClassVar[WebhookProvider]
+    WEBHOOK_PROVIDER_GITLAB: _ClassVar[WebhookProvider]
+    WEBHOOK_PROVIDER_GITEA: _ClassVar[WebhookProvider]
+
+class WebhookVerdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WEBHOOK_VERDICT_UNSPECIFIED: _ClassVar[WebhookVerdict]
+    WEBHOOK_VERDICT_QUEUED: _ClassVar[WebhookVerdict]
+    WEBHOOK_VERDICT_IGNORED: _ClassVar[WebhookVerdict]
+    WEBHOOK_VERDICT_UNAUTHENTICATED: _ClassVar[WebhookVerdict]
+    WEBHOOK_VERDICT_FORBIDDEN: _ClassVar[WebhookVerdict]
 
 class MentionForm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -86,6 +102,16 @@ SYNC_TRIGGER_UNSPECIFIED: SyncTrigger
 SYNC_TRIGGER_MANUAL: SyncTrigger
 SYNC_TRIGGER_SCHEDULE: SyncTrigger
 SYNC_TRIGGER_REGISTRATION: SyncTrigger
+SYNC_TRIGGER_WEBHOOK: SyncTrigger
+WEBHOOK_PROVIDER_UNSPECIFIED: WebhookProvider
+WEBHOOK_PROVIDER_GITHUB: WebhookProvider
+WEBHOOK_PROVIDER_GITLAB: WebhookProvider
+WEBHOOK_PROVIDER_GITEA: WebhookProvider
+WEBHOOK_VERDICT_UNSPECIFIED: WebhookVerdict
+WEBHOOK_VERDICT_QUEUED: WebhookVerdict
+WEBHOOK_VERDICT_IGNORED: WebhookVerdict
+WEBHOOK_VERDICT_UNAUTHENTICATED: WebhookVerdict
+WEBHOOK_VERDICT_FORBIDDEN: WebhookVerdict
 MENTION_FORM_UNSPECIFIED: MentionForm
 MENTION_FORM_BACKTICK: MentionForm
 MENTION_FORM_DOTTED: MentionForm
@@ -338,6 +364,33 @@ class SyncRepositoryResponse(_message.Message):
     SYNC_FIELD_NUMBER: _ClassVar[int]
     sync: Sync
     def __init__(self, sync: _Optional[_Union[Sync, _Mapping]] = ...) -> None: ...
+
+class DeliverWebhookRequest(_message.Message):
+    __slots__ = ("provider", "headers", "body")
+    class HeadersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    provider: WebhookProvider
+    headers: _containers.ScalarMap[str, str]
+    body: bytes
+    def __init__(self, provider: _Optional[_Union[WebhookProvider, str]] = ..., headers: _Optional[_Mapping[str, str]] = ..., body: _Optional[bytes] = ...) -> None: ...
+
+class DeliverWebhookResponse(_message.Message):
+    __slots__ = ("verdict", "reason", "queued")
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    verdict: WebhookVerdict
+    reason: str
+    queued: int
+    def __init__(self, verdict: _Optional[_Union[WebhookVerdict, str]] = ..., reason: _Optional[str] = ..., queued: _Optional[int] = ...) -> None: ...
 
 class ListSyncsRequest(_message.Message):
     __slots__ = ("repository_id", "page")

@@ -79,6 +79,11 @@ class RepoDocsServiceStub:
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsRequest.SerializeToString,
                 response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsResponse.FromString,
                 _registered_method=True)
+        self.DeliverWebhook = channel.unary_unary(
+                '/cograph.repodocs.v1.RepoDocsService/DeliverWebhook',
+                request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookRequest.SerializeToString,
+                response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookResponse.FromString,
+                _registered_method=True)
         self.ListDocuments = channel.unary_unary(
                 '/cograph.repodocs.v1.RepoDocsService/ListDocuments',
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListDocumentsRequest.SerializeToString,
@@ -189,6 +194,13 @@ class RepoDocsServiceServicer:
 
     def ListSyncs(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeliverWebhook(self, request, context):
+        """A git host's push webhook, as delivered: verified here, where the secrets are.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -305,6 +317,11 @@ def add_RepoDocsServiceServicer_to_server(servicer, server):
                     servicer.ListSyncs,
                     request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsRequest.FromString,
                     response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsResponse.SerializeToString,
+            ),
+            'DeliverWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeliverWebhook,
+                    request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookRequest.FromString,
+                    response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookResponse.SerializeToString,
             ),
             'ListDocuments': grpc.unary_unary_rpc_method_handler(
                     servicer.ListDocuments,
@@ -600,6 +617,33 @@ class RepoDocsService:
             '/cograph.repodocs.v1.RepoDocsService/ListSyncs',
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsRequest.SerializeToString,
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.ListSyncsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeliverWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.repodocs.v1.RepoDocsService/DeliverWebhook',
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookRequest.SerializeToString,
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeliverWebhookResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,8 @@ class RepoDocsServiceStub:
     SyncRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]
     """Sync: fetch, index code symbols, index_repo_docs, link."""
     ListSyncs: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListSyncsRequest, _repodocs_service_pb2.ListSyncsResponse]
+    DeliverWebhook: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.DeliverWebhookRequest, _repodocs_service_pb2.DeliverWebhookResponse]
+    """A git host's push webhook, as delivered: verified here, where the secrets are."""
     ListDocuments: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListDocumentsRequest, _repodocs_service_pb2.ListDocumentsResponse]
     """Documents and the rendered docs tree."""
     GetDocument: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocumentRequest, _repodocs_service_pb2.GetDocumentResponse]
@@ -86,6 +88,8 @@ class RepoDocsServiceAsyncStub(RepoDocsServiceStub):
     SyncRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]  # type: ignore[assignment]
     """Sync: fetch, index code symbols, index_repo_docs, link."""
     ListSyncs: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListSyncsRequest, _repodocs_service_pb2.ListSyncsResponse]  # type: ignore[assignment]
+    DeliverWebhook: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.DeliverWebhookRequest, _repodocs_service_pb2.DeliverWebhookResponse]  # type: ignore[assignment]
+    """A git host's push webhook, as delivered: verified here, where the secrets are."""
     ListDocuments: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListDocumentsRequest, _repodocs_service_pb2.ListDocumentsResponse]  # type: ignore[assignment]
     """Documents and the rendered docs tree."""
     GetDocument: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.GetDocumentRequest, _repodocs_service_pb2.GetDocumentResponse]  # type: ignore[assignment]
@@ -172,6 +176,14 @@ class RepoDocsServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repodocs_service_pb2.ListSyncsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repodocs_service_pb2.ListSyncsResponse, _abc.Awaitable[_repodocs_service_pb2.ListSyncsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeliverWebhook(
+        self,
+        request: _repodocs_service_pb2.DeliverWebhookRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_repodocs_service_pb2.DeliverWebhookResponse, _abc.Awaitable[_repodocs_service_pb2.DeliverWebhookResponse]]:
+        """A git host's push webhook, as delivered: verified here, where the secrets are."""
 
     @_abc_1.abstractmethod
     def ListDocuments(

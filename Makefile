@@ -67,25 +67,31 @@ lint: $(VENV)/.dev-installed ## ruff; buf lint, and buf breaking against main's 
 typecheck: $(VENV)/.dev-installed ## mypy (strict)
 	$(VENV)/bin/mypy libs services cli tests $(wildcard bench/*.py)
 
-# The browser tests (tests/e2e/ui) drive chromium from the operating system's packages through
-# Playwright; `playwright install` would download a browser build, which these machines cannot.
-# apt-get update only when the package lists do not know chromium, or are too old to fetch it.
-.PHONY: browser
-browser: ## Debian's chromium for the browser tests, installed with apt-get when missing
-	@command -v chromium >/dev/null && exit 0; \
+# Programs the tests drive from the operating system's packages: chromium for the browser tests
+# (tests/e2e/ui, through Playwright; `playwright install` would download a browser build, which
+# these machines cannot) and sshd for the SSH credentials test (a loopback git server). apt-get
+# update only when the package lists do not know them, or are too old to fetch them.
+.PHONY: system-packages
+system-packages: ## Debian's chromium and openssh-server for the tests, installed with apt-get when missing
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
+	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-		echo "make browser: the browser tests (tests/e2e/ui) need chromium from the system's packages;" >&2; \
-		echo "  install it as root: apt-get install --no-install-recommends chromium (then run make test again)" >&2; \
+		echo "make system-packages: the tests need$$missing from the system's packages;" >&2; \
+		echo "  install as root: apt-get install --no-install-recommends$$missing (then run make test again)" >&2; \
 		exit 1; \
 	fi; \
-	install="apt-get install -y -q --no-install-recommends chromium"; \
+	install="apt-get install -y -q --no-install-recommends$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
-	if ! apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then apt-get update -q; fi; \
+	for package in $$missing; do \
+		apt-cache policy $$package 2>/dev/null | grep -q 'Candidate: [0-9]' || { apt-get update -q; break; }; \
+	done; \
 	echo "$$install"; \
 	$$install || { apt-get update -q && $$install; }
 
 .PHONY: pytest
-pytest: $(VENV)/.dev-installed browser ## The whole test suite
+pytest: $(VENV)/.dev-installed system-packages ## The whole test suite
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: test

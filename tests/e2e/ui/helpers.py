@@ -1,6 +1,6 @@
 """What the browser tests share: the principals, the running `cograph up`, Chromium, axe and screenshots.
 
-The tests drive Debian's chromium (`make browser` installs it) through Playwright's async API, on the
+The tests drive Debian's chromium (`make system-packages` installs it) through Playwright's async API, on the
 suite's session event loop: the sync API marks its own loop as running between calls, which breaks
 every async test that runs after it in the same session.
 """

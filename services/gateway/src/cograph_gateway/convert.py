@@ -101,6 +101,18 @@ _MENTION_FORM = {
     rpb.MENTION_FORM_BACKTICK: "backtick",
     rpb.MENTION_FORM_DOTTED: "dotted",
     rpb.MENTION_FORM_CALL: "call",
+    rpb.MENTION_FORM_REFERENCE: "reference",
+}
+# Why a mention links to its symbol; "" for a link stored before reasons were.
+_MENTION_REASON = {
+    rpb.MENTION_REASON_EXPLICIT_TARGET: "explicit_target",
+    rpb.MENTION_REASON_DOCUMENT_IMPORT: "document_import",
+    rpb.MENTION_REASON_HEADING_CONTEXT: "heading_context",
+    rpb.MENTION_REASON_TEXT_CONTEXT: "text_context",
+    rpb.MENTION_REASON_QUALIFIED_NAME: "qualified_name",
+    rpb.MENTION_REASON_UNIQUE_PUBLIC: "unique_public",
+    rpb.MENTION_REASON_SAME_FILE: "same_file",
+    rpb.MENTION_REASON_NAME_MATCH: "name_match",
 }
 _LANGUAGE = {
     rpb.LANGUAGE_PYTHON: "python",
@@ -563,6 +575,7 @@ def related_from_pb(message: rpb.RelatedDocChunk) -> s.RelatedDocChunk:
         chunk=repo_chunk_from_pb(message.chunk),
         document_title=message.document_title,
         form=_MENTION_FORM.get(message.form, "unknown"),
+        reason=_MENTION_REASON.get(message.reason, ""),
     )
 
 

@@ -556,8 +556,13 @@ class RepoChunk(msgspec.Struct):
 class RelatedDocChunk(msgspec.Struct):
     chunk: RepoChunk
     document_title: str
-    # How the chunk names the symbol: backtick, dotted or call.
+    # How the chunk names the symbol: reference ([text][pkg.Name], :class:`pkg.Name`), backtick,
+    # dotted or call.
     form: str
+    # Why the mention links to this symbol: explicit_target, document_import, heading_context,
+    # text_context, qualified_name, unique_public, same_file or name_match; "" for a link stored
+    # before reasons were, until the repository's next sync links it again.
+    reason: str
 
 
 class CodeStreamRanks(msgspec.Struct):

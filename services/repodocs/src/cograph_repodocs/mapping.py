@@ -17,6 +17,7 @@ from cograph_repodocs.application.search import CodeHit, DocHit
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
 from cograph_repodocs.domain.mentions import MentionForm
+from cograph_repodocs.domain.resolution import Reason
 from cograph_repodocs.domain.rules import Visibility, redact_credentials
 from cograph_repodocs.domain.symbols import Language, SymbolKind
 from cograph_repodocs.domain.webhooks import Provider, Verdict
@@ -63,6 +64,17 @@ FORM_TO_PB = {
     MentionForm.BACKTICK: pb.MENTION_FORM_BACKTICK,
     MentionForm.DOTTED: pb.MENTION_FORM_DOTTED,
     MentionForm.CALL: pb.MENTION_FORM_CALL,
+    MentionForm.REFERENCE: pb.MENTION_FORM_REFERENCE,
+}
+REASON_TO_PB = {
+    Reason.EXPLICIT_TARGET: pb.MENTION_REASON_EXPLICIT_TARGET,
+    Reason.DOCUMENT_IMPORT: pb.MENTION_REASON_DOCUMENT_IMPORT,
+    Reason.HEADING_CONTEXT: pb.MENTION_REASON_HEADING_CONTEXT,
+    Reason.TEXT_CONTEXT: pb.MENTION_REASON_TEXT_CONTEXT,
+    Reason.QUALIFIED_NAME: pb.MENTION_REASON_QUALIFIED_NAME,
+    Reason.UNIQUE_PUBLIC: pb.MENTION_REASON_UNIQUE_PUBLIC,
+    Reason.SAME_FILE: pb.MENTION_REASON_SAME_FILE,
+    Reason.NAME_MATCH: pb.MENTION_REASON_NAME_MATCH,
 }
 LANGUAGE_TO_PB = {
     Language.PYTHON: pb.LANGUAGE_PYTHON,
@@ -282,7 +294,10 @@ def related_to_pb(related: Related) -> list[pb.RelatedDocChunks]:
     for row in related.chunks:
         by_node[row.code_node_id].append(
             pb.RelatedDocChunk(
-                chunk=chunk_to_pb(row), document_title=row.document_title, form=FORM_TO_PB[row.form]
+                chunk=chunk_to_pb(row),
+                document_title=row.document_title,
+                form=FORM_TO_PB[row.form],
+                reason=REASON_TO_PB[row.reason] if row.reason else pb.MENTION_REASON_UNSPECIFIED,
             )
         )
     return [

@@ -94,16 +94,17 @@ WHERE k.repository_id = $1 AND k.id = $2;
 
 -- name: select_related_chunks
 -- Up to $3 chunks per code node. Prose (Repo Doc) before tests and examples, then the most deliberate
--- form of mention (a backticked name, then a call, then a dotted name), then path order.
-SELECT code_node_id, form, id, document_id, repository_id, chunk_index, heading_path, heading_anchor,
-       content, embedding_model, path, slug, kind, document_title
+-- form of mention (a reference that states its target, a backticked name, a call, then a dotted
+-- name), then path order.
+SELECT code_node_id, form, reason, id, document_id, repository_id, chunk_index, heading_path,
+       heading_anchor, content, embedding_model, path, slug, kind, document_title
 FROM (
-    SELECT m.code_node_id, m.form, k.id, k.document_id, k.repository_id, k.chunk_index, k.heading_path,
+    SELECT m.code_node_id, m.form, m.reason, k.id, k.document_id, k.repository_id, k.chunk_index, k.heading_path,
            k.heading_anchor, k.content, k.embedding_model, d.path, d.slug, d.kind, d.title AS document_title,
            row_number() OVER (
                PARTITION BY m.code_node_id
                ORDER BY d.kind <> 'repo_doc',
-                        CASE m.form WHEN 'backtick' THEN 0 WHEN 'call' THEN 1 ELSE 2 END,
+                        CASE m.form WHEN 'reference' THEN 0 WHEN 'backtick' THEN 1 WHEN 'call' THEN 2 ELSE 3 END,
                         d.path, k.chunk_index, k.id
            ) AS rank
     FROM repo_document_chunk_mentions m

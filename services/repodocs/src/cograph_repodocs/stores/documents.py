@@ -119,6 +119,7 @@ class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
 class RelatedChunkRow(ChunkRow, frozen=True, kw_only=True):
     code_node_id: uuid.UUID
     form: MentionForm
+    reason: Reason | None  # None: linked before reasons were stored
 
 
 class NewChunk(msgspec.Struct, frozen=True):

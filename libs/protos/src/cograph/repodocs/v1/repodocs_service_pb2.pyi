@@ -62,6 +62,19 @@ class MentionForm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MENTION_FORM_BACKTICK: _ClassVar[MentionForm]
     MENTION_FORM_DOTTED: _ClassVar[MentionForm]
     MENTION_FORM_CALL: _ClassVar[MentionForm]
+    MENTION_FORM_REFERENCE: _ClassVar[MentionForm]
+
+class MentionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MENTION_REASON_UNSPECIFIED: _ClassVar[MentionReason]
+    MENTION_REASON_EXPLICIT_TARGET: _ClassVar[MentionReason]
+    MENTION_REASON_DOCUMENT_IMPORT: _ClassVar[MentionReason]
+    MENTION_REASON_HEADING_CONTEXT: _ClassVar[MentionReason]
+    MENTION_REASON_TEXT_CONTEXT: _ClassVar[MentionReason]
+    MENTION_REASON_QUALIFIED_NAME: _ClassVar[MentionReason]
+    MENTION_REASON_UNIQUE_PUBLIC: _ClassVar[MentionReason]
+    MENTION_REASON_SAME_FILE: _ClassVar[MentionReason]
+    MENTION_REASON_NAME_MATCH: _ClassVar[MentionReason]
 
 class Language(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -116,6 +129,16 @@ MENTION_FORM_UNSPECIFIED: MentionForm
 MENTION_FORM_BACKTICK: MentionForm
 MENTION_FORM_DOTTED: MentionForm
 MENTION_FORM_CALL: MentionForm
+MENTION_FORM_REFERENCE: MentionForm
+MENTION_REASON_UNSPECIFIED: MentionReason
+MENTION_REASON_EXPLICIT_TARGET: MentionReason
+MENTION_REASON_DOCUMENT_IMPORT: MentionReason
+MENTION_REASON_HEADING_CONTEXT: MentionReason
+MENTION_REASON_TEXT_CONTEXT: MentionReason
+MENTION_REASON_QUALIFIED_NAME: MentionReason
+MENTION_REASON_UNIQUE_PUBLIC: MentionReason
+MENTION_REASON_SAME_FILE: MentionReason
+MENTION_REASON_NAME_MATCH: MentionReason
 LANGUAGE_UNSPECIFIED: Language
 LANGUAGE_PYTHON: Language
 LANGUAGE_GO: Language
@@ -689,14 +712,16 @@ class SearchCodeResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[CodeHit, _Mapping]]] = ...) -> None: ...
 
 class RelatedDocChunk(_message.Message):
-    __slots__ = ("chunk", "document_title", "form")
+    __slots__ = ("chunk", "document_title", "form", "reason")
     CHUNK_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_TITLE_FIELD_NUMBER: _ClassVar[int]
     FORM_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     chunk: Chunk
     document_title: str
     form: MentionForm
-    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., document_title: _Optional[str] = ..., form: _Optional[_Union[MentionForm, str]] = ...) -> None: ...
+    reason: MentionReason
+    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., document_title: _Optional[str] = ..., form: _Optional[_Union[MentionForm, str]] = ..., reason: _Optional[_Union[MentionReason, str]] = ...) -> None: ...
 
 class RelatedDocChunks(_message.Message):
     __slots__ = ("code_node_id", "chunks")

@@ -1,0 +1,60 @@
+"""Each link from a docs chunk to a symbol says why it points there, through the real gRPC server:
+an explicit reference to its stated target, a name the document imports, the only public
+definition of a name; a reference is the most deliberate mention, listed first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from integration.repodocs.helpers import GitRepo, Running
+
+from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+
+FILES = {
+    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
+    "acme/fields.py": (
+        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
+        "def describe_field(field):\n    return repr(field)\n"
+    ),
+    "docs/reference.md": "# Reference\n\nEvery input is a [`Field`][acme.fields.Field].\n",
+    "docs/usage.md": (
+        "# Usage\n\n```python\nfrom acme import Field\n```\n\nDeclare each input as a `Field`.\n"
+    ),
+    "docs/helpers.md": "# Helpers\n\n`describe_field` prints a field for a log line.\n",
+}
+
+
+async def test_each_link_carries_its_reason_and_references_come_first(
+    service: Running, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", FILES)
+    repository = await service.register("reasons", clone_url=str(origin.root))
+    sync = await service.sync(repository.id)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+
+    nodes = await service.stub.SearchCode(
+        pb.SearchCodeRequest(
+            repository_ids=[repository.id],
+            query="Field describe_field",
+            limit=10,
+            text_weight=1,
+            symbol_weight=1,
+        )
+    )
+    by_name = {hit.node.qualified_name: hit.node.id for hit in nodes.hits}
+    field, describe = by_name["acme.fields.Field"], by_name["acme.fields.describe_field"]
+    related = await service.stub.GetRelatedDocChunks(
+        pb.GetRelatedDocChunksRequest(repository_ids=[repository.id], code_node_ids=[field, describe])
+    )
+    links = {
+        entry.code_node_id: [(c.chunk.path, c.form, c.reason) for c in entry.chunks]
+        for entry in related.related
+    }
+    assert links[field] == [
+        ("docs/reference.md", pb.MENTION_FORM_REFERENCE, pb.MENTION_REASON_EXPLICIT_TARGET),
+        ("docs/usage.md", pb.MENTION_FORM_BACKTICK, pb.MENTION_REASON_DOCUMENT_IMPORT),
+    ]
+    assert links[describe] == [
+        ("docs/helpers.md", pb.MENTION_FORM_BACKTICK, pb.MENTION_REASON_UNIQUE_PUBLIC),
+    ]

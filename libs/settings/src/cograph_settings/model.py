@@ -228,7 +228,7 @@ class RepoDocsSettings(ServiceEndpoint, frozen=True, kw_only=True):
         ".cograph/checkouts"
     )
     sync_interval_seconds: Annotated[
-        float, Meta(ge=0, description="Scheduled sync of every repository; 0 disables.")
+        float, Meta(ge=0, description="Scheduled sync of each repository without its own interval; 0: none.")
     ] = 3600.0
     max_file_bytes: Annotated[
         int, Meta(gt=0, description="Larger discovered files are skipped with a reason.")

@@ -103,6 +103,19 @@ class Checkouts:
         except GitError as error:
             log.warning("could not restore the checkout of %s to %s: %s", repository.ref, commit_sha, error)
 
+    async def remove(self, repository: Source) -> None:
+        """Delete a managed checkout (a checkout path is never touched). Renamed aside first, so
+        that a removal cut short never leaves something that looks like a checkout."""
+        if repository.checkout_path is not None:
+            return
+        root = self.root(repository)
+        aside = root.parent / f".{root.name}.{uuid.uuid4().hex[:8]}.deleted"
+        try:
+            await asyncio.to_thread(root.rename, aside)
+        except FileNotFoundError:  # never cloned (its first sync had not fetched it yet)
+            return
+        await asyncio.to_thread(shutil.rmtree, aside, ignore_errors=True)
+
     async def head(self, root: Path) -> str:
         try:
             # safe.directory: a checkout path may belong to another user; reading its HEAD is harmless.

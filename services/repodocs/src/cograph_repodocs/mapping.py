@@ -6,13 +6,14 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
+import msgspec
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph_errors import InvalidArgument, check_search, parse_ids
 from cograph_repodocs.application.code import SourceLines
 from cograph_repodocs.application.documents import DocsPage, Related
-from cograph_repodocs.application.repositories import Registration, Repository
+from cograph_repodocs.application.repositories import Change, Registration, Repository
 from cograph_repodocs.application.search import CodeHit, DocHit
 from cograph_repodocs.domain.discovery import DocumentKind
 from cograph_repodocs.domain.docs_tree import NavLink, TreeNode
@@ -117,6 +118,26 @@ def registration_from_pb(request: pb.RegisterRepositoryRequest) -> Registration:
     )
 
 
+def change_from_pb(request: pb.UpdateRepositoryRequest) -> Change:
+    """The fields the request gives; a visibility it names but no one knows is refused later."""
+    interval: int | msgspec.UnsetType | None = msgspec.UNSET
+    which = request.WhichOneof("sync_interval")
+    if which == "sync_interval_seconds":
+        interval = request.sync_interval_seconds
+    elif which == "default_sync_interval":
+        if not request.default_sync_interval:
+            raise InvalidArgument("default_sync_interval is true when given")
+        interval = None
+    visibility: Visibility | msgspec.UnsetType | None = msgspec.UNSET
+    if request.HasField("visibility"):
+        visibility = VISIBILITY_FROM_PB.get(request.visibility)
+    return Change(
+        visibility=visibility,
+        default_branch=request.default_branch if request.HasField("default_branch") else msgspec.UNSET,
+        sync_interval_seconds=interval,
+    )
+
+
 def kinds_from_pb(values: list[pb.DocumentKind]) -> list[DocumentKind]:
     kinds = []
     for value in values:
@@ -167,6 +188,8 @@ def repository_to_pb(repository: Repository) -> pb.Repository:
         message.checkout_path = row.checkout_path
     if last_sync is not None:
         message.last_sync.CopyFrom(sync_to_pb(last_sync))
+    if row.sync_interval_seconds is not None:
+        message.sync_interval_seconds = row.sync_interval_seconds
     return message
 
 

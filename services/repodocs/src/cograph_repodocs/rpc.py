@@ -26,6 +26,7 @@ from cograph_repodocs.mapping import (
     PROVIDER_FROM_PB,
     VERDICT_TO_PB,
     access_to_pb,
+    change_from_pb,
     chunk_to_pb,
     code_hit_to_pb,
     content_match_to_pb,
@@ -125,6 +126,19 @@ class RepoDocsServicer(pb_grpc.RepoDocsServiceServicer):
         repository_id = parse_id(request.repository_id, "repository")
         repository = await self._repositories.remove_grant(repository_id, request.group)
         return pb.RemoveRepositoryGrantResponse(repository=repository_to_pb(repository))
+
+    async def UpdateRepository(
+        self, request: pb.UpdateRepositoryRequest, context: Context
+    ) -> pb.UpdateRepositoryResponse:
+        repository_id = parse_id(request.repository_id, "repository")
+        repository = await self._repositories.update(repository_id, change_from_pb(request))
+        return pb.UpdateRepositoryResponse(repository=repository_to_pb(repository))
+
+    async def DeleteRepository(
+        self, request: pb.DeleteRepositoryRequest, context: Context
+    ) -> pb.DeleteRepositoryResponse:
+        await self._repositories.delete(parse_id(request.repository_id, "repository"))
+        return pb.DeleteRepositoryResponse()
 
     # Sync.
 

@@ -17,6 +17,7 @@
 --   0015 chunk_windows b85d10fd81ac35c73605ce73f5da2637fe858624df1d76b157f98db395433c30
 --   0016 symbol_aliases_and_reasons 50dcebde4165ce19e46038a12ef4d3b3e434189eac0699791e5ecca4b8ec173b
 --   0017 webhook_trigger 9caebe0ddb5148327724c9fdb0624260667c1ed361542146911c2d279dde093d
+--   0018 repository_sync_interval 91c78335caf0c6a46c69ae5bbf394d9fb8c24a5dfdf3b2bc7eeaa12c48011546
 
 CREATE SCHEMA repodocs;
 
@@ -235,7 +236,9 @@ CREATE TABLE repodocs.repositories (
     default_branch text DEFAULT ''::text NOT NULL,
     web_url text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    sync_interval_seconds bigint,
     CONSTRAINT repositories_check CHECK (((clone_url IS NULL) <> (checkout_path IS NULL))),
+    CONSTRAINT repositories_sync_interval_seconds_check CHECK (((sync_interval_seconds IS NULL) OR (sync_interval_seconds = 0) OR (sync_interval_seconds >= 60))),
     CONSTRAINT repositories_visibility_check CHECK ((visibility = ANY (ARRAY['public'::text, 'private'::text])))
 );
 

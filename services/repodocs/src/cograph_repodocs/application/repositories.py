@@ -1,5 +1,6 @@
 """Repositories: registering one (the checks that need I/O, the row, the first sync), finding one
-by id or by name, listing them, their access facts and their group grants."""
+by id or by name, listing them, their access facts and their group grants; changing one (a new
+branch is synced) and deleting one with everything kept of it."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ class Registration(msgspec.Struct, frozen=True, kw_only=True):
     owner_subject: str = ""
     default_branch: str = ""
     web_url: str = ""
+
+
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    """What an update changes: the fields given (UNSET leaves one as it is). A sync interval of
+    None is the service's."""
+
+    visibility: rules.Visibility | msgspec.UnsetType | None = msgspec.UNSET  # None: not one of the two
+    default_branch: str | msgspec.UnsetType = msgspec.UNSET
+    sync_interval_seconds: int | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class Repository(msgspec.Struct, frozen=True):
@@ -121,6 +131,71 @@ class Repositories:
             row = await store.require(repository_id)
             return (await _with_last_sync(connection, [row]))[0]
 
+    async def update(self, repository_id: uuid.UUID, change: Change) -> Repository:
+        """Change what `change` gives; a new branch is checked on the remote first, then synced."""
+        if all(value is msgspec.UNSET for value in msgspec.structs.astuple(change)):
+            raise InvalidArgument(
+                "nothing to change: give at least one of visibility, default_branch and sync_interval_seconds"
+            )
+        visibility = change.visibility
+        if visibility is not msgspec.UNSET:
+            visibility = rules.check_visibility(visibility)
+        interval = change.sync_interval_seconds
+        if isinstance(interval, int):
+            interval = rules.check_sync_interval(interval)
+        branch = change.default_branch
+        if branch is not msgspec.UNSET:
+            branch = rules.check_branch(branch)
+            async with self._pool.acquire() as connection:
+                before = await RepositoryStore(connection).require(repository_id)
+            if branch != before.default_branch:
+                await self._check_branch(before, branch)
+        async with self._pool.acquire() as connection, connection.transaction():
+            store = RepositoryStore(connection)
+            row = await store.lock(repository_id)
+            changed = row
+            if visibility is not msgspec.UNSET:
+                changed = msgspec.structs.replace(changed, visibility=visibility)
+            if interval is not msgspec.UNSET:
+                changed = msgspec.structs.replace(changed, sync_interval_seconds=interval)
+            if branch is not msgspec.UNSET and branch != row.default_branch:
+                changed = msgspec.structs.replace(
+                    changed, default_branch=branch, web_url=_web_url_for(row, branch)
+                )
+            await store.update(changed)
+        if changed.default_branch != row.default_branch:
+            try:
+                await self._syncs.sync(repository_id, SyncTrigger.MANUAL, force_relink=False, wait=False)
+            except ServiceError as error:  # the service is stopping: the schedule will catch up
+                log.info("sync of %s's new branch not started: %s", row.ref, error.message)
+        return await self.get(repository_id)
+
+    async def delete(self, repository_id: uuid.UUID) -> None:
+        """Delete the repository and every row of it, in one transaction (a search sees all of it
+        or none), after stopping its sync here; then its managed checkout."""
+        async with self._syncs.held_off(repository_id):
+            async with self._pool.acquire() as connection, connection.transaction():
+                store = RepositoryStore(connection)
+                row = await store.require(repository_id)
+                if not await store.delete(repository_id):
+                    raise NotFound(f"repository {repository_id} does not exist")
+            await self._checkouts.remove(row)
+        log.info("deleted repository %s (%s)", row.ref, repository_id)
+
+    async def _check_branch(self, repository: RepositoryRow, branch: str) -> None:
+        """A branch to track: only a clone URL's, and only one the remote has."""
+        if repository.clone_url is None:
+            raise InvalidArgument(
+                f"repository {repository.ref} is read from a checkout path, as its directory is:"
+                " it tracks no branch"
+            )
+        try:
+            await self._checkouts.probe_remote(repository.clone_url, branch)
+        except FetchFailed as error:
+            raise InvalidArgument(str(error)) from None
+        except GitError as error:
+            raise InvalidArgument(f"default_branch {branch!r} cannot be tracked: {error}") from None
+
     async def _checked(self, request: Registration) -> NewRepository:
         ref = rules.check_ref(request.host, request.owner, request.name)
         visibility = rules.check_visibility(request.visibility)
@@ -159,3 +234,12 @@ class Repositories:
             default_branch=branch,
             web_url=web_url,
         )
+
+
+def _web_url_for(repository: RepositoryRow, branch: str) -> str:
+    """The web URL after a branch change: derived again when it was derived from the old branch,
+    as given otherwise."""
+    url = repository.clone_url or ""
+    if repository.web_url and repository.web_url == rules.derive_web_url(url, repository.default_branch):
+        return rules.derive_web_url(url, branch)
+    return repository.web_url

@@ -1,4 +1,5 @@
-"""Scheduled syncs: every repository once per interval, inside the service process.
+"""Scheduled syncs: every repository once per interval (its own, else the service's), inside the
+service process.
 
 Due-ness comes from repo_syncs (the newest sync's start), so a restart does not
 re-sync everything at once and replicas agree on what is due; one scheduled sync
@@ -57,8 +58,8 @@ class Scheduler:
         return interval_in_force(self._base_interval, self._webhook_interval, self._webhooks_on())
 
     def start(self) -> None:
-        """Begin scheduling; an interval of 0 disables the schedule."""
-        if self._base_interval > 0 and self._task is None:
+        """Begin scheduling. An interval of 0 schedules only the repositories that set their own."""
+        if self._task is None:
             self._task = asyncio.create_task(self._loop(), name="repodocs-scheduler")
 
     async def stop(self) -> None:
@@ -74,10 +75,13 @@ class Scheduler:
                 await self.run_due()
             except Exception:
                 # Nothing may end the schedule (a database hiccup, a bug): the next look retries.
-                log.exception(
-                    "scheduled syncs failed; trying again in %.0f s", min(self._interval, MAX_POLL_SECONDS)
-                )
-            await asyncio.sleep(min(self._interval, MAX_POLL_SECONDS))
+                log.exception("scheduled syncs failed; trying again in %.0f s", self._poll_seconds)
+            await asyncio.sleep(self._poll_seconds)
+
+    @property
+    def _poll_seconds(self) -> float:
+        # A repository's own interval is at least a minute: looking once a minute serves it.
+        return min(self._interval, MAX_POLL_SECONDS) if self._interval > 0 else MAX_POLL_SECONDS
 
     async def run_due(self) -> int:
         """Sync every repository that is due, one after the other; answers how many were synced."""

@@ -5,18 +5,21 @@ Within a process a lock and the table of running tasks decide; across processes
 (replicas) the partial unique index repo_syncs_one_running does. A request for a
 repository that is already syncing joins that sync instead of starting another.
 A running sync beats a heartbeat; one whose process died is marked error by the
-next request, so it never blocks its repository for good.
+next request, so it never blocks its repository for good. A repository being deleted
+is held off: its sync in this process is stopped, and no other starts here until the
+delete is over; one running in another process finds its rows gone and stops quietly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import re
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ STALE_AFTER_SECONDS = 60.0
 # How often a request waiting on another process's sync looks at it again.
 POLL_SECONDS = 0.5
 INTERRUPTED = "interrupted: the service stopped during the sync"
+DELETED = "stopped: the repository is being deleted"
 ABANDONED = "abandoned: the process running it stopped sending heartbeats"
 # What raised_in counts as this service's code: all of it, not only this layer.
 _SERVICE = __name__.partition(".")[0]
@@ -50,6 +54,8 @@ class Syncs:
         self._running: dict[uuid.UUID, tuple[uuid.UUID, asyncio.Task[None]]] = {}
         self._starting = asyncio.Lock()
         self._stopping = False
+        # Repositories being deleted (a count: two deletes of one may overlap).
+        self._held: collections.Counter[uuid.UUID] = collections.Counter()
 
     async def sync(
         self, repository_id: uuid.UUID, trigger: SyncTrigger, *, force_relink: bool, wait: bool
@@ -60,7 +66,8 @@ class Syncs:
             await self._wait(repository_id, sync_id)
         async with self._pool.acquire() as connection:
             row = await SyncStore(connection).get(sync_id)
-        assert row is not None
+        if row is None:
+            raise NotFound(f"repository {repository_id} was deleted during its sync")
         return row
 
     async def request(self, repository_id: uuid.UUID, *, force_relink: bool, wait: bool) -> SyncRow:
@@ -79,18 +86,20 @@ class Syncs:
         if self._stopping:
             raise FailedPrecondition("the service is stopping; sync again once it is back")
         async with self._starting, self._pool.acquire() as connection:
+            if self._held[repository_id]:
+                raise NotFound(f"repository {repository_id} is being deleted")
             await RepositoryStore(connection).require(repository_id)
             syncs = SyncStore(connection)
-            sync_id = await syncs.create(repository_id, trigger, force_relink)
+            sync_id = await _created(syncs, repository_id, trigger, force_relink)
             if sync_id is None:
                 # Another sync is queued or running; if its process died, clear it and try once more.
                 mine = [sid for sid, _ in self._running.values()]
                 if await syncs.abandon_stale(repository_id, STALE_AFTER_SECONDS, ABANDONED, mine):
-                    sync_id = await syncs.create(repository_id, trigger, force_relink)
+                    sync_id = await _created(syncs, repository_id, trigger, force_relink)
             if sync_id is None:
                 active = await syncs.active(repository_id)
                 if active is None:  # it ended between the two statements
-                    sync_id = await syncs.create(repository_id, trigger, force_relink)
+                    sync_id = await _created(syncs, repository_id, trigger, force_relink)
                 else:
                     if force_relink and not active.force_relink:
                         raise FailedPrecondition(
@@ -110,7 +119,13 @@ class Syncs:
         entry = self._running.get(repository_id)
         if entry is not None and entry[0] == sync_id:
             # shield: a caller who gives up waiting must not cancel the sync itself.
-            await asyncio.shield(entry[1])
+            try:
+                await asyncio.shield(entry[1])
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the caller gave up
+                # The sync was stopped (a delete, a shutdown): its row says how it ended.
             return
         # Run by another process (or already over): watch its row.
         while True:
@@ -123,6 +138,7 @@ class Syncs:
     async def _run(self, repository_id: uuid.UUID, sync_id: uuid.UUID, force_relink: bool) -> None:
         heartbeat = asyncio.create_task(self._beat(sync_id), name=f"heartbeat-{sync_id}")
         root: Path | None = None
+        branch: str | None = None
         try:
             async with self._pool.acquire() as connection:
                 await SyncStore(connection).mark_running(sync_id)
@@ -130,13 +146,18 @@ class Syncs:
             if repository is None:
                 raise NotFound("the repository was removed")
             root = self._pipeline.checkout_root(repository)
+            branch = repository.default_branch
             await self._pipeline.run(repository, sync_id, force_relink=force_relink)
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail(sync_id, INTERRUPTED))
+            stopped = DELETED if self._held[repository_id] else INTERRUPTED
+            await asyncio.shield(self._fail(sync_id, stopped))
             raise
         except Exception as error:
-            log.warning("sync %s of repository %s failed", sync_id, repository_id, exc_info=True)
-            await self._fail(sync_id, describe(error, root))
+            if await self._exists(repository_id):
+                log.warning("sync %s of repository %s failed", sync_id, repository_id, exc_info=True)
+                await self._fail(sync_id, describe(error, root))
+            else:  # deleted meanwhile (by another process): its sync has nothing left to record
+                log.info("sync %s stopped: repository %s was deleted", sync_id, repository_id)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -144,6 +165,49 @@ class Syncs:
             entry = self._running.get(repository_id)
             if entry is not None and entry[0] == sync_id:
                 del self._running[repository_id]
+        if branch is not None:
+            await self._follow_branch(repository_id, branch)
+
+    async def _follow_branch(self, repository_id: uuid.UUID, synced_branch: str) -> None:
+        """Sync again when the tracked branch changed while this sync ran: a request made then
+        joined this sync, which fetched the branch tracked before."""
+        try:
+            async with self._pool.acquire() as connection:
+                now = await RepositoryStore(connection).get(repository_id)
+            if now is None or now.default_branch == synced_branch:
+                return
+            await self._start(repository_id, SyncTrigger.MANUAL, force_relink=False)
+        except ServiceError as error:  # deleted, or the service is stopping: nothing to follow
+            log.info("no sync of %s's new branch: %s", repository_id, error.message)
+        except DATABASE_ERRORS:
+            log.warning("no sync of %s's new branch yet: the schedule will", repository_id, exc_info=True)
+
+    async def _exists(self, repository_id: uuid.UUID) -> bool:
+        try:
+            async with self._pool.acquire() as connection:
+                return await RepositoryStore(connection).get(repository_id) is not None
+        except DATABASE_ERRORS:
+            return True  # unknown: record the failure as failures are recorded
+
+    @contextlib.asynccontextmanager
+    async def held_off(self, repository_id: uuid.UUID) -> AsyncIterator[None]:
+        """While the body runs (a delete), no sync of the repository runs in this process: the
+        one in progress is stopped and awaited (its checkout restored), and none starts."""
+        async with self._starting:
+            self._held[repository_id] += 1
+            entry = self._running.get(repository_id)
+        try:
+            if entry is not None:
+                log.info("stopping sync %s: repository %s is being deleted", entry[0], repository_id)
+                entry[1].cancel()
+                await asyncio.gather(entry[1], return_exceptions=True)
+                if self._running.get(repository_id) is entry:  # cancelled before it began
+                    del self._running[repository_id]
+            yield
+        finally:
+            self._held[repository_id] -= 1
+            if not self._held[repository_id]:
+                del self._held[repository_id]
 
     async def _fail(self, sync_id: uuid.UUID, message: str) -> None:
         try:
@@ -169,6 +233,16 @@ class Syncs:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _created(
+    syncs: SyncStore, repository_id: uuid.UUID, trigger: SyncTrigger, force_relink: bool
+) -> uuid.UUID | None:
+    """syncs.create, with a repository deleted since it was looked up named as missing."""
+    try:
+        return await syncs.create(repository_id, trigger, force_relink)
+    except asyncpg.ForeignKeyViolationError:
+        raise NotFound(f"repository {repository_id} does not exist") from None
 
 
 def describe(error: Exception, checkout: Path | None = None) -> str:

@@ -14,6 +14,10 @@ from cograph_errors import DEFAULT_RELATED_LIMIT, MAX_RELATED_LIMIT, InvalidArgu
 MAX_NAME_CHARS = 200
 MAX_URL_CHARS = 2000
 MAX_RELATED_NODES = 500
+# A repository's own sync interval: the scheduler looks once a minute at most, and a year is the
+# longest a schedule that still means something waits.
+MIN_SYNC_INTERVAL_SECONDS = 60
+MAX_SYNC_INTERVAL_SECONDS = 366 * 86_400
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # One path segment of a repository reference: what git hosts allow in owners and names.
@@ -115,6 +119,16 @@ def derive_web_url(clone_url: str, branch: str) -> str:
         return ""
     base = redact_credentials(clone_url.rstrip("/").removesuffix(".git"))
     return f"{base}/blob/{branch or 'HEAD'}"
+
+
+def check_sync_interval(seconds: int) -> int:
+    """0 (no scheduled sync) or 60 seconds to a year."""
+    if seconds != 0 and not MIN_SYNC_INTERVAL_SECONDS <= seconds <= MAX_SYNC_INTERVAL_SECONDS:
+        raise InvalidArgument(
+            f"sync_interval_seconds must be 0 (no scheduled sync) or {MIN_SYNC_INTERVAL_SECONDS} to"
+            f" {MAX_SYNC_INTERVAL_SECONDS} (a year); {seconds} is neither"
+        )
+    return seconds
 
 
 def check_visibility(value: Visibility | None) -> Visibility:

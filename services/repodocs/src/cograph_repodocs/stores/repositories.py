@@ -41,6 +41,8 @@ class RepositoryRow(msgspec.Struct, frozen=True, kw_only=True):
     web_url: str
     created_at: dt.datetime
     group_grants: list[str]
+    # Seconds between its scheduled syncs, 0 for none; None: the service's interval.
+    sync_interval_seconds: int | None = None
 
     @property
     def ref(self) -> Ref:
@@ -133,6 +135,32 @@ class RepositoryStore:
 
     async def remove_grant(self, repository_id: uuid.UUID, group: str) -> None:
         await self._db.execute(SQL.delete_grant, repository_id, group)
+
+    async def lock(self, repository_id: uuid.UUID) -> RepositoryRow:
+        """In a transaction: the repository, held until it ends (NotFound if there is none)."""
+        if await self._db.fetchval(SQL.lock_repository, repository_id) is None:
+            raise NotFound(f"repository {repository_id} does not exist")
+        return await self.require(repository_id)
+
+    async def update(self, row: RepositoryRow) -> None:
+        """Store the row's visibility, branch, web URL and sync interval."""
+        await self._db.execute(
+            SQL.update_repository,
+            row.id,
+            row.visibility.value,
+            row.default_branch,
+            row.web_url,
+            row.sync_interval_seconds,
+        )
+
+    async def delete(self, repository_id: uuid.UUID) -> bool:
+        """In a transaction: the repository and every row of it, its term statistics included.
+        False when there was none."""
+        await self._db.execute(SQL.lock_syncs, repository_id)
+        if await self._db.fetchval(SQL.delete_repository, repository_id) is None:
+            return False
+        await self._db.execute(SQL.delete_scope_statistics, repository_id)
+        return True
 
     async def due(self, interval_seconds: float) -> list[uuid.UUID]:
         """Repositories the scheduler should sync now, the longest-waiting first."""

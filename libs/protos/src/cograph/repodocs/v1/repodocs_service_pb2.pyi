@@ -167,7 +167,7 @@ class RepositoryRef(_message.Message):
     def __init__(self, host: _Optional[str] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class Repository(_message.Message):
-    __slots__ = ("id", "ref", "clone_url", "checkout_path", "visibility", "owner_subject", "group_grants", "default_branch", "web_url", "created_at", "last_sync")
+    __slots__ = ("id", "ref", "clone_url", "checkout_path", "visibility", "owner_subject", "group_grants", "default_branch", "web_url", "created_at", "last_sync", "sync_interval_seconds")
     ID_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
     CLONE_URL_FIELD_NUMBER: _ClassVar[int]
@@ -179,6 +179,7 @@ class Repository(_message.Message):
     WEB_URL_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     LAST_SYNC_FIELD_NUMBER: _ClassVar[int]
+    SYNC_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     ref: RepositoryRef
     clone_url: str
@@ -190,7 +191,8 @@ class Repository(_message.Message):
     web_url: str
     created_at: _timestamp_pb2.Timestamp
     last_sync: Sync
-    def __init__(self, id: _Optional[str] = ..., ref: _Optional[_Union[RepositoryRef, _Mapping]] = ..., clone_url: _Optional[str] = ..., checkout_path: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., owner_subject: _Optional[str] = ..., group_grants: _Optional[_Iterable[str]] = ..., default_branch: _Optional[str] = ..., web_url: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_sync: _Optional[_Union[Sync, _Mapping]] = ...) -> None: ...
+    sync_interval_seconds: int
+    def __init__(self, id: _Optional[str] = ..., ref: _Optional[_Union[RepositoryRef, _Mapping]] = ..., clone_url: _Optional[str] = ..., checkout_path: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., owner_subject: _Optional[str] = ..., group_grants: _Optional[_Iterable[str]] = ..., default_branch: _Optional[str] = ..., web_url: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_sync: _Optional[_Union[Sync, _Mapping]] = ..., sync_interval_seconds: _Optional[int] = ...) -> None: ...
 
 class RepositoryAccess(_message.Message):
     __slots__ = ("repository_id", "ref", "visibility", "owner_subject", "group_grants")
@@ -319,6 +321,36 @@ class RemoveRepositoryGrantResponse(_message.Message):
     REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     repository: Repository
     def __init__(self, repository: _Optional[_Union[Repository, _Mapping]] = ...) -> None: ...
+
+class UpdateRepositoryRequest(_message.Message):
+    __slots__ = ("repository_id", "visibility", "default_branch", "sync_interval_seconds", "default_sync_interval")
+    REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_BRANCH_FIELD_NUMBER: _ClassVar[int]
+    SYNC_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_SYNC_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    repository_id: str
+    visibility: Visibility
+    default_branch: str
+    sync_interval_seconds: int
+    default_sync_interval: bool
+    def __init__(self, repository_id: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., default_branch: _Optional[str] = ..., sync_interval_seconds: _Optional[int] = ..., default_sync_interval: _Optional[bool] = ...) -> None: ...
+
+class UpdateRepositoryResponse(_message.Message):
+    __slots__ = ("repository",)
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    repository: Repository
+    def __init__(self, repository: _Optional[_Union[Repository, _Mapping]] = ...) -> None: ...
+
+class DeleteRepositoryRequest(_message.Message):
+    __slots__ = ("repository_id",)
+    REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
+    repository_id: str
+    def __init__(self, repository_id: _Optional[str] = ...) -> None: ...
+
+class DeleteRepositoryResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class SyncCounters(_message.Message):
     __slots__ = ("discovered_files", "indexed_documents", "indexed_chunks", "unchanged_documents", "deleted_documents", "replaced_files")

@@ -69,6 +69,16 @@ class RepoDocsServiceStub:
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantRequest.SerializeToString,
                 response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantResponse.FromString,
                 _registered_method=True)
+        self.UpdateRepository = channel.unary_unary(
+                '/cograph.repodocs.v1.RepoDocsService/UpdateRepository',
+                request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryRequest.SerializeToString,
+                response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryResponse.FromString,
+                _registered_method=True)
+        self.DeleteRepository = channel.unary_unary(
+                '/cograph.repodocs.v1.RepoDocsService/DeleteRepository',
+                request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryRequest.SerializeToString,
+                response_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryResponse.FromString,
+                _registered_method=True)
         self.SyncRepository = channel.unary_unary(
                 '/cograph.repodocs.v1.RepoDocsService/SyncRepository',
                 request_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.SyncRepositoryRequest.SerializeToString,
@@ -181,6 +191,22 @@ class RepoDocsServiceServicer:
 
     def RemoveRepositoryGrant(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateRepository(self, request, context):
+        """Change a repository's visibility, tracked branch or sync interval; only the fields given
+        change. A new branch queues a sync (trigger manual), after the one in progress if any.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteRepository(self, request, context):
+        """Delete a repository with everything kept of it: documents, chunks, mentions, code nodes,
+        syncs, grants and its managed checkout. A sync of it in progress is stopped first.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -307,6 +333,16 @@ def add_RepoDocsServiceServicer_to_server(servicer, server):
                     servicer.RemoveRepositoryGrant,
                     request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantRequest.FromString,
                     response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantResponse.SerializeToString,
+            ),
+            'UpdateRepository': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRepository,
+                    request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryRequest.FromString,
+                    response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryResponse.SerializeToString,
+            ),
+            'DeleteRepository': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteRepository,
+                    request_deserializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryRequest.FromString,
+                    response_serializer=cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryResponse.SerializeToString,
             ),
             'SyncRepository': grpc.unary_unary_rpc_method_handler(
                     servicer.SyncRepository,
@@ -563,6 +599,60 @@ class RepoDocsService:
             '/cograph.repodocs.v1.RepoDocsService/RemoveRepositoryGrant',
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantRequest.SerializeToString,
             cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.RemoveRepositoryGrantResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRepository(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.repodocs.v1.RepoDocsService/UpdateRepository',
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryRequest.SerializeToString,
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.UpdateRepositoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteRepository(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cograph.repodocs.v1.RepoDocsService/DeleteRepository',
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryRequest.SerializeToString,
+            cograph_dot_repodocs_dot_v1_dot_repodocs__service__pb2.DeleteRepositoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,14 @@ class RepoDocsServiceStub:
     """
     AddRepositoryGrant: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.AddRepositoryGrantRequest, _repodocs_service_pb2.AddRepositoryGrantResponse]
     RemoveRepositoryGrant: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.RemoveRepositoryGrantRequest, _repodocs_service_pb2.RemoveRepositoryGrantResponse]
+    UpdateRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.UpdateRepositoryRequest, _repodocs_service_pb2.UpdateRepositoryResponse]
+    """Change a repository's visibility, tracked branch or sync interval; only the fields given
+    change. A new branch queues a sync (trigger manual), after the one in progress if any.
+    """
+    DeleteRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.DeleteRepositoryRequest, _repodocs_service_pb2.DeleteRepositoryResponse]
+    """Delete a repository with everything kept of it: documents, chunks, mentions, code nodes,
+    syncs, grants and its managed checkout. A sync of it in progress is stopped first.
+    """
     SyncRepository: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]
     """Sync: fetch, index code symbols, index_repo_docs, link."""
     ListSyncs: _grpc.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListSyncsRequest, _repodocs_service_pb2.ListSyncsResponse]
@@ -85,6 +93,14 @@ class RepoDocsServiceAsyncStub(RepoDocsServiceStub):
     """
     AddRepositoryGrant: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.AddRepositoryGrantRequest, _repodocs_service_pb2.AddRepositoryGrantResponse]  # type: ignore[assignment]
     RemoveRepositoryGrant: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.RemoveRepositoryGrantRequest, _repodocs_service_pb2.RemoveRepositoryGrantResponse]  # type: ignore[assignment]
+    UpdateRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.UpdateRepositoryRequest, _repodocs_service_pb2.UpdateRepositoryResponse]  # type: ignore[assignment]
+    """Change a repository's visibility, tracked branch or sync interval; only the fields given
+    change. A new branch queues a sync (trigger manual), after the one in progress if any.
+    """
+    DeleteRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.DeleteRepositoryRequest, _repodocs_service_pb2.DeleteRepositoryResponse]  # type: ignore[assignment]
+    """Delete a repository with everything kept of it: documents, chunks, mentions, code nodes,
+    syncs, grants and its managed checkout. A sync of it in progress is stopped first.
+    """
     SyncRepository: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.SyncRepositoryRequest, _repodocs_service_pb2.SyncRepositoryResponse]  # type: ignore[assignment]
     """Sync: fetch, index code symbols, index_repo_docs, link."""
     ListSyncs: _aio.UnaryUnaryMultiCallable[_repodocs_service_pb2.ListSyncsRequest, _repodocs_service_pb2.ListSyncsResponse]  # type: ignore[assignment]
@@ -161,6 +177,26 @@ class RepoDocsServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repodocs_service_pb2.RemoveRepositoryGrantRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repodocs_service_pb2.RemoveRepositoryGrantResponse, _abc.Awaitable[_repodocs_service_pb2.RemoveRepositoryGrantResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def UpdateRepository(
+        self,
+        request: _repodocs_service_pb2.UpdateRepositoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_repodocs_service_pb2.UpdateRepositoryResponse, _abc.Awaitable[_repodocs_service_pb2.UpdateRepositoryResponse]]:
+        """Change a repository's visibility, tracked branch or sync interval; only the fields given
+        change. A new branch queues a sync (trigger manual), after the one in progress if any.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteRepository(
+        self,
+        request: _repodocs_service_pb2.DeleteRepositoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_repodocs_service_pb2.DeleteRepositoryResponse, _abc.Awaitable[_repodocs_service_pb2.DeleteRepositoryResponse]]:
+        """Delete a repository with everything kept of it: documents, chunks, mentions, code nodes,
+        syncs, grants and its managed checkout. A sync of it in progress is stopped first.
+        """
 
     @_abc_1.abstractmethod
     def SyncRepository(

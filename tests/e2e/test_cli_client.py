@@ -324,3 +324,46 @@ async def test_register_sync_and_search_a_repository(
     status, _, err = await cograph(capsys, "repo", "sync", "example.com/acme/missing", *auth)
     assert status == 1
     assert err.startswith("cograph: "), err
+
+
+async def test_change_and_delete_a_repository(
+    system: System, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    auth = ["--url", system.gateway_url, "--token", ADMIN]
+    slug = "example.com/acme/tools"
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("main", {"README.md": "# Tools\n"})
+    origin.git("checkout", "--quiet", "-b", "release")
+    origin.commit("release", {"docs/release.md": "# Release\n"})
+    origin.git("checkout", "--quiet", "main")
+    status, _, err = await cograph(capsys, "repo", "add", slug, "--clone-url", f"file://{origin.root}", *auth)
+    assert status == 0, err
+
+    status, out, err = await cograph(
+        capsys, "repo", "update", slug, "--visibility", "public", "--sync-interval", "600", *auth
+    )
+    assert status == 0, err
+    assert out == f"{slug}: public, branch (the default), scheduled every 600 s\n", out
+    status, out, err = await cograph(capsys, "repo", "update", slug, "--sync-interval", "default", *auth)
+    assert "scheduled the default interval" in out, out + err
+    status, out, err = await cograph(capsys, "repo", "update", slug, "--branch", "release", *auth)
+    assert status == 0, err
+    assert out.startswith(f"{slug}: public, branch release,"), out
+    # Refusals are one line: the client's own, and the gateway's problem detail.
+    status, _, err = await cograph(capsys, "repo", "update", slug, *auth)
+    assert (status, err) == (
+        1,
+        "cograph: nothing to change: give --visibility, --branch or --sync-interval\n",
+    )
+    status, _, err = await cograph(capsys, "repo", "update", slug, "--sync-interval", "30", *auth)
+    assert status == 1
+    assert err.startswith("cograph: sync_interval_seconds must be 0 (no scheduled sync) or 60"), err
+
+    # Deleting asks first; without a terminal to ask on, only --yes deletes.
+    status, _, err = await cograph(capsys, "repo", "delete", slug, *auth)
+    assert (status, err) == (1, f"cograph: deleting {slug} cannot be undone: give --yes to confirm\n")
+    status, out, err = await cograph(capsys, "repo", "delete", slug, "--yes", *auth)
+    assert (status, out) == (0, f"deleted {slug}\n"), err
+    status, _, err = await cograph(capsys, "repo", "sync", slug, *auth)
+    assert status == 1
+    assert "does not exist" in err, err

@@ -523,6 +523,10 @@ def repo(gateway: Gateway, args: argparse.Namespace) -> int:
         created = gateway.request("POST", "/api/repos", json=body)
         print(f"registered {host}/{owner}/{name} ({created['id']}); `cograph repo sync` indexes it")
         return 0
+    if args.repo_command == "update":
+        return _update(gateway, args, f"{host}/{owner}/{name}")
+    if args.repo_command == "delete":
+        return _delete(gateway, args, f"{host}/{owner}/{name}")
     path = f"/api/repos/{host}/{owner}/{name}/sync"
     if not args.wait:
         sync = gateway.request("POST", path)
@@ -536,6 +540,53 @@ def repo(gateway: Gateway, args: argparse.Namespace) -> int:
     for skipped in sync.get("skipped") or ():
         print(f"skipped  {skipped['path']}: {skipped['reason']}")
     return 1 if sync.get("status") == "error" else 0
+
+
+def _update(gateway: Gateway, args: argparse.Namespace, slug: str) -> int:
+    body: dict[str, Any] = {}
+    if args.visibility is not None:
+        body["visibility"] = args.visibility
+    if args.branch is not None:
+        body["default_branch"] = args.branch
+    if args.sync_interval is not None:
+        body["sync_interval_seconds"] = args.sync_interval
+    if not body:
+        raise ClientError("nothing to change: give --visibility, --branch or --sync-interval")
+    changed = gateway.request("PATCH", f"/api/repos/{slug}", json=body)
+    interval = changed.get("sync_interval_seconds")
+    schedule = (
+        "the default interval" if interval is None else "never" if interval == 0 else f"every {interval} s"
+    )
+    print(
+        f"{slug}: {changed['visibility']}, branch {changed['default_branch'] or '(the default)'},"
+        f" scheduled {schedule}"
+    )
+    if "default_branch" in body and (changed.get("last_sync") or {}).get("status") in ("queued", "running"):
+        print("syncing the new branch: `cograph repo sync --wait` shows it end")
+    return 0
+
+
+def _delete(gateway: Gateway, args: argparse.Namespace, slug: str) -> int:
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ClientError(f"deleting {slug} cannot be undone: give --yes to confirm")
+        answer = input(f"delete {slug} and everything indexed of it? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not deleted")
+            return 1
+    gateway.request("DELETE", f"/api/repos/{slug}")
+    print(f"deleted {slug}")
+    return 0
+
+
+def _sync_interval(value: str) -> int | str:
+    """--sync-interval: seconds (0: never), or `default`."""
+    if value == "default":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds nor 'default'") from None
 
 
 def collection(gateway: Gateway, args: argparse.Namespace) -> int:
@@ -564,7 +615,7 @@ def add_parsers(commands: Any) -> None:
         help=f"bearer token (default: {TOKEN_VARIABLE}; `cograph up` prints a dev token)",
     )
 
-    repo_parser = commands.add_parser("repo", help="register and sync repositories")
+    repo_parser = commands.add_parser("repo", help="register, sync, change and delete repositories")
     repo_commands = repo_parser.add_subparsers(dest="repo_command", required=True)
     add = repo_commands.add_parser("add", parents=[common], help="register a repository")
     add.add_argument("repository", metavar="HOST/OWNER/NAME")
@@ -579,6 +630,23 @@ def add_parsers(commands: Any) -> None:
     sync = repo_commands.add_parser("sync", parents=[common], help="sync a repository")
     sync.add_argument("repository", metavar="HOST/OWNER/NAME")
     sync.add_argument("--wait", action="store_true", help="wait for the sync and print its counters")
+    update = repo_commands.add_parser(
+        "update", parents=[common], help="change a repository's visibility, branch or schedule"
+    )
+    update.add_argument("repository", metavar="HOST/OWNER/NAME")
+    update.add_argument("--visibility", choices=("private", "public"))
+    update.add_argument("--branch", help="the branch to track ('' for the remote's default); synced at once")
+    update.add_argument(
+        "--sync-interval",
+        type=_sync_interval,
+        metavar="SECONDS|default",
+        help="seconds between scheduled syncs (60 to a year), 0 for none, or default",
+    )
+    remove = repo_commands.add_parser(
+        "delete", parents=[common], help="delete a repository and everything indexed of it"
+    )
+    remove.add_argument("repository", metavar="HOST/OWNER/NAME")
+    remove.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
     collection_parser = commands.add_parser("collection", help="create markdown collections, upload to them")
     collection_commands = collection_parser.add_subparsers(dest="collection_command", required=True)

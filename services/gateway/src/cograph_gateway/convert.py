@@ -475,6 +475,9 @@ def repository_from_pb(message: rpb.Repository, *, show_server_paths: bool) -> s
         last_sync=sync_from_pb(message.last_sync, show_error=shown)
         if message.HasField("last_sync")
         else None,
+        sync_interval_seconds=message.sync_interval_seconds
+        if message.HasField("sync_interval_seconds")
+        else None,
     )
 
 

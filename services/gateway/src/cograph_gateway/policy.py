@@ -105,6 +105,8 @@ class Operation(enum.Enum):
     REGISTER_LOCAL_REPOSITORY = ("POST /api/repos (checkout_path or local clone_url)", Rule.ADMIN)
     LIST_REPOSITORIES = ("GET /api/repos", Rule.SCOPED)
     GET_REPOSITORY = ("GET /api/repos/{slug}", Rule.READ_REPOSITORY)
+    UPDATE_REPOSITORY = ("PATCH /api/repos/{slug}", Rule.WRITE_REPOSITORY)
+    DELETE_REPOSITORY = ("DELETE /api/repos/{slug}", Rule.WRITE_REPOSITORY)
     ADD_REPOSITORY_GRANT = ("POST /api/repos/{slug}/grants", Rule.WRITE_REPOSITORY)
     REMOVE_REPOSITORY_GRANT = ("DELETE /api/repos/{slug}/grants/{group}", Rule.WRITE_REPOSITORY)
     SYNC_REPOSITORY = ("POST /api/repos/{slug}/sync", Rule.WRITE_REPOSITORY)
@@ -258,7 +260,7 @@ def can_read_repository(principal: Principal, repository: RepositoryAccess) -> b
 
 
 def can_write_repository(principal: Principal, repository: RepositoryAccess) -> bool:
-    """Sync and grants: the owner or an admin."""
+    """Change, delete, sync and grants: the owner or an admin."""
     return principal.admin or _owns(principal, repository.owner_subject)
 
 

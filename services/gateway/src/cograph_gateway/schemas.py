@@ -415,6 +415,34 @@ class RepositoryCreate(msgspec.Struct, forbid_unknown_fields=True):
     web_url: Annotated[str, Meta(max_length=2000)] = ""
 
 
+# A repository's own sync interval: 0 (none) or 60 seconds to a year; the service judges it in its
+# own words, which name both bounds.
+MAX_SYNC_INTERVAL_SECONDS = 366 * 86_400
+SyncIntervalSeconds = Annotated[int, Meta(ge=0, le=MAX_SYNC_INTERVAL_SECONDS)]
+
+
+class RepositoryUpdate(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Only the fields given change."""
+
+    # Stated in the OpenAPI document (openapi.py): a PATCH changes at least one field, and null
+    # leaves a field as it is (the gateway answers "nothing to change" otherwise).
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "minProperties": 1,
+        "anyOf": [
+            {"required": [field], "not": {"properties": {field: {"type": "null"}}}}
+            for field in ("visibility", "default_branch", "sync_interval_seconds")
+        ],
+    }
+
+    visibility: RepositoryVisibilityName | None = None
+    # The branch to track; "" for the remote's default. A new branch is synced at once. Not for a
+    # repository read from a checkout path.
+    default_branch: Annotated[str, Meta(max_length=200)] | None = None
+    # Seconds between scheduled syncs (60 to a year), 0 for none (synced on request only), or
+    # "default" for the deployment's COGRAPH_REPODOCS__SYNC_INTERVAL_SECONDS.
+    sync_interval_seconds: SyncIntervalSeconds | Literal["default"] | None = None
+
+
 class SyncCounters(msgspec.Struct):
     discovered_files: int
     indexed_documents: int
@@ -460,6 +488,8 @@ class Repository(msgspec.Struct):
     web_url: str
     created_at: dt.datetime | None
     last_sync: Sync | None
+    # Seconds between its scheduled syncs, 0 for none; null: the deployment's interval.
+    sync_interval_seconds: int | None = None
 
 
 class RepoDocumentSummary(msgspec.Struct):

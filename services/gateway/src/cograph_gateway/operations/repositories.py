@@ -1,4 +1,5 @@
-"""Repositories: registration, grants, syncs, documents, the docs tree, code docs and source.
+"""Repositories: registration, changes, deletion, grants, syncs, documents, the docs tree, code
+docs and source.
 
 A repository the caller may not read answers exactly like one that does not exist (404, same
 body). Input is judged before the repository is looked up, so a 400 never depends on it.
@@ -44,11 +45,15 @@ from cograph_gateway.schemas import (
     RepoDocumentSummary,
     Repository,
     RepositoryCreate,
+    RepositoryUpdate,
     Sync,
 )
 
 # A waited sync fetches, indexes and embeds a whole repository: far longer than the default deadline.
 SYNC_WAIT_SECONDS = 3600.0
+# A delete removes every row of a repository in one transaction, and waits for a sync of it in
+# another replica to finish writing: longer than the default deadline for a large repository.
+DELETE_SECONDS = 600.0
 
 T = TypeVar("T")
 
@@ -120,6 +125,34 @@ class RepositoryOperations(OperationGroup):
             rpb.GetRepositoryRequest(repository_id=found.repository_id)
         )
         return repository_from_pb(response.repository, show_server_paths=self._principal.admin)
+
+    async def update(self, repository: RepositoryName, changes: RepositoryUpdate) -> Repository:
+        """Change the visibility, the tracked branch (then synced) or the sync interval."""
+        if changes == RepositoryUpdate():
+            raise Problem(
+                400,
+                "nothing to change: give at least one of visibility, default_branch and"
+                " sync_interval_seconds",
+            )
+        found = await self._access.repository(self._principal, Operation.UPDATE_REPOSITORY, repository)
+        request = rpb.UpdateRepositoryRequest(repository_id=found.repository_id)
+        if changes.visibility is not None:
+            request.visibility = repo_visibility_to_pb(changes.visibility)
+        if changes.default_branch is not None:
+            request.default_branch = changes.default_branch
+        if changes.sync_interval_seconds == "default":
+            request.default_sync_interval = True
+        elif changes.sync_interval_seconds is not None:
+            request.sync_interval_seconds = changes.sync_interval_seconds
+        response = await self._backends.repodocs.UpdateRepository(request)
+        return repository_from_pb(response.repository, show_server_paths=self._principal.admin)
+
+    async def delete(self, repository: RepositoryName) -> None:
+        """Delete the repository and everything indexed of it (its sync in progress stops)."""
+        found = await self._access.repository(self._principal, Operation.DELETE_REPOSITORY, repository)
+        await self._backends.repodocs.DeleteRepository(
+            rpb.DeleteRepositoryRequest(repository_id=found.repository_id), timeout=DELETE_SECONDS
+        )
 
     async def add_grant(self, repository: RepositoryName, group: str) -> Repository:
         found = await self._access.repository(self._principal, Operation.ADD_REPOSITORY_GRANT, repository)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -65,6 +65,36 @@ class ReposController(Controller):
         ops: NamedDependency[Operations],
     ) -> s.Repository:
         return await ops.repositories.get(repository)
+
+    @patch(
+        REPO,
+        summary="Change the visibility, tracked branch or sync interval (owner or admin)",
+        description="Only the fields given change. A new default_branch is checked on the remote and "
+        "synced at once (after the sync in progress, if any). sync_interval_seconds is 0 (no scheduled "
+        'sync), 60 to 31622400, or "default" for the deployment\'s interval.',
+        responses=_WRITE_RESPONSES,
+    )
+    async def update_repository(
+        self,
+        repository: NamedDependency[RepositoryName],
+        data: JSONBody[s.RepositoryUpdate],
+        ops: NamedDependency[Operations],
+    ) -> s.Repository:
+        return await ops.repositories.update(repository, data)
+
+    @delete(
+        REPO,
+        summary="Delete the repository and everything indexed of it (owner or admin)",
+        description="Its documents, chunks, symbol mentions, code nodes, syncs, grants and the checkout "
+        "the service cloned go with it; a sync of it in progress stops. Searches no longer find it.",
+        responses=_WRITE_RESPONSES,
+    )
+    async def delete_repository(
+        self,
+        repository: NamedDependency[RepositoryName],
+        ops: NamedDependency[Operations],
+    ) -> None:
+        await ops.repositories.delete(repository)
 
     @post(
         REPO + "/grants",

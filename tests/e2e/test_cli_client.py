@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pty
+import re
 import socket
 import subprocess
 import sys
@@ -367,3 +370,59 @@ async def test_change_and_delete_a_repository(
     status, _, err = await cograph(capsys, "repo", "sync", slug, *auth)
     assert status == 1
     assert "does not exist" in err, err
+
+
+def _read_terminal(master: int) -> bytes:
+    """Everything written to a pseudo-terminal until its other end closes."""
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the writer is gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def test_sync_wait_draws_the_phases_and_counts_on_a_terminal(system: System, tmp_path: Path) -> None:
+    """`repo sync --wait` in a terminal: a bar per phase with its counts as they grow, then the
+    counters on stdout."""
+    slug = "example.com/acme/generated"
+    checkout = tmp_path / "generated"
+    checkout.mkdir()
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    async with httpx.AsyncClient(base_url=system.gateway_url, timeout=30) as client:
+        body = {"host": "example.com", "owner": "acme", "name": "generated", "checkout_path": str(checkout)}
+        assert (await client.post("/api/repos", json=body, headers=headers)).status_code == 201
+        for _ in range(200):  # the registration's sync of the empty directory, within 20 s
+            syncs = (await client.get(f"/api/repos/{slug}/syncs", headers=headers)).json()["items"]
+            if syncs and syncs[0]["status"] == "success":
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(syncs)
+    for i in range(800):  # embedded in four batches of the provider's 256
+        (checkout / f"topic{i}.md").write_text(f"# Topic {i}\n\nWhat topic {i} is about.\n")
+
+    master, slave = pty.openpty()
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "cograph"),
+        *("repo", "sync", slug, "--wait", "--url", system.gateway_url, "--token", ADMIN),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=slave,
+        env={**os.environ, "COLUMNS": "160"},
+    )
+    os.close(slave)
+    drawn = asyncio.create_task(asyncio.to_thread(_read_terminal, master))
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), 120)
+        terminal = (await asyncio.wait_for(drawn, 10)).decode(errors="replace")
+    finally:
+        os.close(master)
+    assert process.returncode == 0, terminal
+    assert out.decode().startswith("sync success: 800 discovered files, 800 indexed documents"), out
+    assert f"{slug}: embed (vectors embedded)" in terminal, terminal
+    shown = {int(done) for done in re.findall(r"(\d+)/800\b", terminal)}
+    assert {0, 800} < shown, terminal  # seen growing: from nothing, through a batch, to all of them

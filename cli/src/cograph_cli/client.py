@@ -11,6 +11,7 @@ import argparse
 import os
 import re
 import sys
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -527,19 +528,65 @@ def repo(gateway: Gateway, args: argparse.Namespace) -> int:
         return _update(gateway, args, f"{host}/{owner}/{name}")
     if args.repo_command == "delete":
         return _delete(gateway, args, f"{host}/{owner}/{name}")
-    path = f"/api/repos/{host}/{owner}/{name}/sync"
+    slug = f"{host}/{owner}/{name}"
+    sync = gateway.request("POST", f"/api/repos/{slug}/sync")
     if not args.wait:
-        sync = gateway.request("POST", path)
         print(f"sync {sync.get('status', 'queued')} ({sync['id']})")
         return 0
-    spinner = (SpinnerColumn(), TextColumn("syncing {task.description}"), TimeElapsedColumn())
-    with _progress(*spinner) as progress:
-        progress.add_task(f"{host}/{owner}/{name}", total=None)
-        sync = gateway.request("POST", path, params={"wait": "true"}, timeout=httpx.Timeout(30.0, read=None))
+    sync = _watch_sync(gateway, slug, sync)
     print(_sync_summary(sync))
     for skipped in sync.get("skipped") or ():
         print(f"skipped  {skipped['path']}: {skipped['reason']}")
     return 1 if sync.get("status") == "error" else 0
+
+
+# What the bar counts in each phase of a sync: (done, total) in its progress; fetch and link have none.
+_PHASE_COUNTS = {
+    "discover": ("files_read", "files_total", "files read"),
+    "chunk": ("documents_chunked", "documents_to_chunk", "documents chunked"),
+    "embed": ("vectors_embedded", "vectors_to_embed", "vectors embedded"),
+}
+POLL_SECONDS = 0.5
+
+
+def _watch_sync(gateway: Gateway, slug: str, sync: dict[str, Any]) -> dict[str, Any]:
+    """Follow a sync until it ends, a bar per phase with its counts as they grow; answers the ended
+    sync."""
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with _progress(*columns) as progress:
+        shown = "queued"
+        task = progress.add_task(f"{slug}: queued", total=None)
+        while sync.get("status") not in ("success", "error"):
+            time.sleep(POLL_SECONDS)
+            sync = _sync_of(gateway, slug, sync["id"])
+            phase = sync.get("phase") or "queued"
+            done_key, total_key, what = _PHASE_COUNTS.get(phase, ("", "", ""))
+            counts = sync.get("progress") or {}
+            if phase != shown:  # the phase that ended is drawn whole, and the next one begins
+                ended = next(t for t in progress.tasks if t.id == task)
+                progress.update(task, completed=ended.total or 0)
+                progress.stop_task(task)
+                shown = phase
+                label = f"{slug}: {phase}" + (f" ({what})" if what else "")
+                task = progress.add_task(label, total=counts.get(total_key) or None)
+            if counts.get(total_key):
+                progress.update(task, completed=counts.get(done_key, 0), total=counts[total_key])
+    return sync
+
+
+def _sync_of(gateway: Gateway, slug: str, sync_id: str) -> dict[str, Any]:
+    """One sync of the repository, from its newest syncs."""
+    page = gateway.request("GET", f"/api/repos/{slug}/syncs", params={"page_size": 20})
+    for sync in page.get("items") or ():
+        if sync.get("id") == sync_id:
+            return dict(sync)
+    raise ClientError(f"sync {sync_id} of {slug} is no longer listed")
 
 
 def _update(gateway: Gateway, args: argparse.Namespace, slug: str) -> int:
@@ -629,7 +676,9 @@ def add_parsers(commands: Any) -> None:
     add.add_argument("--web-url", help="base URL of file links, e.g. https://github.com/o/n/blob/main")
     sync = repo_commands.add_parser("sync", parents=[common], help="sync a repository")
     sync.add_argument("repository", metavar="HOST/OWNER/NAME")
-    sync.add_argument("--wait", action="store_true", help="wait for the sync and print its counters")
+    sync.add_argument(
+        "--wait", action="store_true", help="follow the sync with a progress bar, then print its counters"
+    )
     update = repo_commands.add_parser(
         "update", parents=[common], help="change a repository's visibility, branch or schedule"
     )

@@ -38,6 +38,12 @@ async def _register(gateway: httpx.AsyncClient, auth: Auth, origin: GitRepo) -> 
     assert granted.status_code == 201, granted.text
     synced = await gateway.post(f"{REPO}/sync", params={"wait": "true"}, headers=auth["admin"])
     assert synced.json()["status"] == "success", synced.text
+    # REST shows how the sync went, phase by phase (tests/integration/repodocs/test_sync_progress.py
+    # watches the counts grow while one runs).
+    done = (await gateway.get(f"{REPO}/syncs", headers=auth["admin"])).json()["items"][0]
+    assert done["phase"] == "link"
+    assert set(done["progress"]["phase_seconds"]) == {"fetch", "discover", "chunk", "embed", "link"}
+    assert done["progress"]["files_read"] == done["progress"]["files_total"] == 4  # 2 docs, 2 sources
     return dict(registered.json())
 
 

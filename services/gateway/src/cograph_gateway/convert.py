@@ -97,6 +97,13 @@ _SYNC_TRIGGER: dict[int, s.SyncTriggerName] = {
     rpb.SYNC_TRIGGER_REGISTRATION: "registration",
     rpb.SYNC_TRIGGER_WEBHOOK: "webhook",
 }
+_SYNC_PHASE: dict[int, s.SyncPhaseName] = {
+    rpb.SYNC_PHASE_FETCH: "fetch",
+    rpb.SYNC_PHASE_DISCOVER: "discover",
+    rpb.SYNC_PHASE_CHUNK: "chunk",
+    rpb.SYNC_PHASE_EMBED: "embed",
+    rpb.SYNC_PHASE_LINK: "link",
+}
 _MENTION_FORM = {
     rpb.MENTION_FORM_BACKTICK: "backtick",
     rpb.MENTION_FORM_DOTTED: "dotted",
@@ -417,7 +424,7 @@ SYNC_ERROR_WITHHELD = "the sync failed; an administrator can see why"
 
 
 def sync_from_pb(message: rpb.Sync, *, show_error: bool = True) -> s.Sync:
-    c = message.counters
+    c, p = message.counters, message.progress
     return s.Sync(
         id=message.id,
         repository_id=message.repository_id,
@@ -438,6 +445,16 @@ def sync_from_pb(message: rpb.Sync, *, show_error: bool = True) -> s.Sync:
         error=(message.error if show_error else SYNC_ERROR_WITHHELD) if message.error else None,
         started_at=_optional_time(message, "started_at"),
         finished_at=_optional_time(message, "finished_at"),
+        phase=_SYNC_PHASE.get(message.phase),
+        progress=s.SyncProgress(
+            files_read=p.files_read,
+            files_total=p.files_total,
+            documents_chunked=p.documents_chunked,
+            documents_to_chunk=p.documents_to_chunk,
+            vectors_embedded=p.vectors_embedded,
+            vectors_to_embed=p.vectors_to_embed,
+            phase_seconds=dict(p.phase_seconds),
+        ),
     )
 
 

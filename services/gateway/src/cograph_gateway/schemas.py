@@ -24,6 +24,7 @@ RepoDocKind = Literal["repo_doc", "workflow", "example", "test", "config"]
 DocumentKindName = Literal["repo_doc", "workflow", "example", "test", "config", "unknown"]
 SyncStatusName = Literal["queued", "running", "success", "error", "unknown"]
 SyncTriggerName = Literal["manual", "schedule", "registration", "webhook", "unknown"]
+SyncPhaseName = Literal["fetch", "discover", "chunk", "embed", "link"]
 # "embedding": the query was not embedded, and the answer is full text only.
 StoreName = Literal["code", "repo_docs", "collections", "embedding", "unknown"]
 
@@ -452,6 +453,22 @@ class SyncCounters(msgspec.Struct):
     replaced_files: int
 
 
+class SyncProgress(msgspec.Struct):
+    """What a sync has done so far, updated a few times a second while it runs; a total of 0 is
+    not known yet."""
+
+    # Files read and hashed (documents and source files), of those discovery listed.
+    files_read: int
+    files_total: int
+    documents_chunked: int
+    documents_to_chunk: int
+    # Chunk windows and code symbols embedded.
+    vectors_embedded: int
+    vectors_to_embed: int
+    # Seconds each phase took (fetch, discover, chunk, embed, link), the current one so far.
+    phase_seconds: dict[str, float]
+
+
 class SkippedFile(msgspec.Struct):
     path: str
     reason: str
@@ -470,6 +487,10 @@ class Sync(msgspec.Struct):
     error: str | None
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
+    # The phase it is in while it runs (fetch, discover, chunk, embed, link), or the one it ended
+    # in; null before it began.
+    phase: SyncPhaseName | None = None
+    progress: SyncProgress | None = None
 
 
 class Repository(msgspec.Struct):

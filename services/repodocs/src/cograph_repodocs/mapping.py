@@ -25,7 +25,7 @@ from cograph_repodocs.domain.webhooks import Provider, Verdict
 from cograph_repodocs.stores.code import CodeNodeRow
 from cograph_repodocs.stores.documents import ChunkRow, ContentMatch, DocumentRow
 from cograph_repodocs.stores.repositories import AccessRow
-from cograph_repodocs.stores.syncs import SyncRow, SyncStatus, SyncTrigger
+from cograph_repodocs.stores.syncs import SyncPhase, SyncRow, SyncStatus, SyncTrigger
 from cograph_retrieval import DEFAULT_RRF_K, Query
 
 VISIBILITY_TO_PB = {Visibility.PUBLIC: pb.VISIBILITY_PUBLIC, Visibility.PRIVATE: pb.VISIBILITY_PRIVATE}
@@ -60,6 +60,13 @@ TRIGGER_TO_PB = {
     SyncTrigger.SCHEDULE: pb.SYNC_TRIGGER_SCHEDULE,
     SyncTrigger.REGISTRATION: pb.SYNC_TRIGGER_REGISTRATION,
     SyncTrigger.WEBHOOK: pb.SYNC_TRIGGER_WEBHOOK,
+}
+PHASE_TO_PB = {
+    SyncPhase.FETCH: pb.SYNC_PHASE_FETCH,
+    SyncPhase.DISCOVER: pb.SYNC_PHASE_DISCOVER,
+    SyncPhase.CHUNK: pb.SYNC_PHASE_CHUNK,
+    SyncPhase.EMBED: pb.SYNC_PHASE_EMBED,
+    SyncPhase.LINK: pb.SYNC_PHASE_LINK,
 }
 FORM_TO_PB = {
     MentionForm.BACKTICK: pb.MENTION_FORM_BACKTICK,
@@ -223,6 +230,16 @@ def sync_to_pb(row: SyncRow) -> pb.Sync:
         skipped=[pb.SkippedFile(path=s.path, reason=s.reason) for s in row.skipped],
         error=row.error or "",
         started_at=timestamp(row.started_at),
+        phase=PHASE_TO_PB[row.phase] if row.phase else pb.SYNC_PHASE_UNSPECIFIED,
+        progress=pb.SyncProgress(
+            files_read=row.progress.files_read,
+            files_total=row.progress.files_total,
+            documents_chunked=row.progress.documents_chunked,
+            documents_to_chunk=row.progress.documents_to_chunk,
+            vectors_embedded=row.progress.vectors_embedded,
+            vectors_to_embed=row.progress.vectors_to_embed,
+            phase_seconds=row.progress.phase_seconds,
+        ),
     )
     if row.finished_at is not None:
         message.finished_at.CopyFrom(timestamp(row.finished_at))

@@ -18,6 +18,7 @@
 --   0016 symbol_aliases_and_reasons 50dcebde4165ce19e46038a12ef4d3b3e434189eac0699791e5ecca4b8ec173b
 --   0017 webhook_trigger 9caebe0ddb5148327724c9fdb0624260667c1ed361542146911c2d279dde093d
 --   0018 repository_sync_interval 91c78335caf0c6a46c69ae5bbf394d9fb8c24a5dfdf3b2bc7eeaa12c48011546
+--   0019 sync_progress b9997ec76970f23ecbb30b3ab1155834663406140a89fe021cd0d1bb6fc2421d
 
 CREATE SCHEMA repodocs;
 
@@ -214,6 +215,9 @@ CREATE TABLE repodocs.repo_syncs (
     finished_at timestamp with time zone,
     heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
     force_relink boolean DEFAULT false NOT NULL,
+    phase text,
+    progress jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT repo_syncs_phase_check CHECK ((phase = ANY (ARRAY['fetch'::text, 'discover'::text, 'chunk'::text, 'embed'::text, 'link'::text]))),
     CONSTRAINT repo_syncs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'success'::text, 'error'::text]))),
     CONSTRAINT repo_syncs_trigger_check CHECK ((trigger = ANY (ARRAY['manual'::text, 'schedule'::text, 'registration'::text, 'webhook'::text])))
 );

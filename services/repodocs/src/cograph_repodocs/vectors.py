@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pgvector import Vector
 
@@ -16,10 +16,11 @@ class Embedder:
     """Embeds in the provider's batch size and keeps each vector compact (float32) until it is written:
     a first sync of a large repository holds every new vector until its one transaction."""
 
-    def __init__(self, provider: EmbeddingProvider) -> None:
+    def __init__(self, provider: EmbeddingProvider, embedded: Callable[[int], None] | None = None) -> None:
         self.provider = provider
         self.seconds = 0.0
         """Time spent in the provider, for the sync's log line and the benchmark."""
+        self._embedded = embedded
 
     async def model(self) -> ModelInfo:
         return await self.provider.info()
@@ -32,11 +33,20 @@ class Embedder:
             batch = await self.provider.embed(texts[start : start + size])
             self.seconds += time.perf_counter() - began
             vectors.extend(Vector(v) for v in batch)
+            if self._embedded is not None:
+                self._embedded(len(batch))
         return vectors
+
+    async def windows(self, passages: Sequence[Passage]) -> list[list[str]]:
+        """Each passage's window texts (cograph_retrieval.passages): what embed_windows embeds."""
+        return await windows(self.provider, passages)
 
     async def embed_passages(self, passages: Sequence[Passage]) -> list[list[Vector]]:
         """Each passage's window vectors (cograph_retrieval.passages), in order."""
-        texts = await windows(self.provider, passages)
+        return await self.embed_windows(await self.windows(passages))
+
+    async def embed_windows(self, texts: Sequence[Sequence[str]]) -> list[list[Vector]]:
+        """The vectors of each passage's window texts, grouped as they are."""
         vectors = await self.embed([text for group in texts for text in group])
         grouped: list[list[Vector]] = []
         start = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from cograph_repodocs.domain.discovery import (
@@ -25,12 +26,24 @@ from cograph_repodocs.domain.discovery import (
 from cograph_repodocs.opening import NotReadable, read_inside
 
 
-def walk(root: Path, max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED) -> DiscoveryResult:
+def _nothing(*_: object) -> None:
+    """Nobody watches this walk."""
+
+
+def walk(
+    root: Path,
+    max_file_bytes: int,
+    ignored: GitIgnored = NOTHING_IGNORED,
+    *,
+    listed: Callable[[int], None] = _nothing,
+    read: Callable[[], None] = _nothing,
+) -> DiscoveryResult:
     """Classify and read every document under `root` that git does not ignore, in path order;
-    never raises for a bad file."""
+    never raises for a bad file. `listed` learns how many files will be read, `read` each one read."""
     root = root.resolve()
     files: list[DiscoveredFile] = []
     skipped: list[SkippedFile] = []
+    matched: list[tuple[Path, str, DocumentKind]] = []
 
     def on_error(error: OSError) -> None:
         where = printable_path(_relative(root, Path(error.filename))) if error.filename else "."
@@ -45,13 +58,16 @@ def walk(root: Path, max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED)
             if ignored.file(relative):
                 continue
             kind = classify(relative)
-            if kind is None:
-                continue
-            outcome = _read(root, base / filename, relative, kind, max_file_bytes)
-            if isinstance(outcome, DiscoveredFile):
-                files.append(outcome)
-            else:
-                skipped.append(outcome)
+            if kind is not None:
+                matched.append((base / filename, relative, kind))
+    listed(len(matched))
+    for path, relative, kind in matched:
+        outcome = _read(root, path, relative, kind, max_file_bytes)
+        read()
+        if isinstance(outcome, DiscoveredFile):
+            files.append(outcome)
+        else:
+            skipped.append(outcome)
     return DiscoveryResult(
         files=sorted(files, key=lambda f: f.path), skipped=sorted(skipped, key=lambda s: s.path)
     )

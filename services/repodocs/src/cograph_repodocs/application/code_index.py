@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from cograph_embeddings import ModelInfo
+from cograph_repodocs.application.progress import SyncProgress
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, entered_directories
 from cograph_repodocs.domain.symbols import Alias, Symbol, extract, language_for_path, python_modules
 from cograph_repodocs.opening import NotReadable, read_inside
@@ -58,18 +59,25 @@ class NodePlan(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def scan_code(
-    root: Path, stored: dict[str, str], max_file_bytes: int, ignored: GitIgnored = NOTHING_IGNORED
+    root: Path,
+    stored: dict[str, str],
+    max_file_bytes: int,
+    ignored: GitIgnored = NOTHING_IGNORED,
+    progress: SyncProgress | None = None,
 ) -> CodeScan:
     """Hash every source file under `root` and parse those that changed. Blocking: run it in a thread."""
+    progress = progress or SyncProgress()
     root = root.resolve()  # what is opened is checked to lie inside it
     hashes: dict[str, str] = {}
     parsed: list[ParsedFile] = []
     skipped: list[Skipped] = []
     files = _source_files(root, ignored)
+    progress.listed(len(files))
     relatives = [relative for relative, _ in files]
     modules = python_modules(relatives)
     present = set(relatives)
     for relative, path in files:
+        progress.read()
         if len(relative.encode()) > MAX_PATH_BYTES:
             skipped.append(
                 Skipped(relative, f"not parsed for symbols: path longer than {MAX_PATH_BYTES} bytes")

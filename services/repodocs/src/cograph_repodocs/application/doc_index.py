@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from cograph_repodocs.application.progress import SyncProgress
 from cograph_repodocs.domain.chunking import ChunkedDocument, WordWindowChunker
 from cograph_repodocs.domain.discovery import (
     NOTHING_IGNORED,
@@ -23,7 +24,7 @@ from cograph_repodocs.domain.discovery import (
 )
 from cograph_repodocs.domain.slugs import assign_slugs
 from cograph_repodocs.stores.documents import DocumentState
-from cograph_repodocs.stores.syncs import Counters, Skipped
+from cograph_repodocs.stores.syncs import Counters, Skipped, SyncPhase
 from cograph_repodocs.walking import walk
 
 
@@ -50,12 +51,15 @@ def plan_documents(
     max_file_bytes: int,
     chunker: WordWindowChunker,
     ignored: GitIgnored = NOTHING_IGNORED,
+    progress: SyncProgress | None = None,
 ) -> DocPlan:
-    """Walk the checkout and decide every document's fate. Blocking (reads and chunks): run it in a thread."""
-    discovered = walk(root, max_file_bytes, ignored)
+    """Walk the checkout and decide every document's fate. Blocking (reads and chunks): run it in a
+    thread. `progress` enters the chunk phase once the walk is over."""
+    progress = progress or SyncProgress()
+    discovered = walk(root, max_file_bytes, ignored, listed=progress.listed, read=progress.read)
     by_path = {state.path: state for state in stored}
     counters = Counters(discovered_files=_discovered(discovered))
-    prepared: list[PreparedDocument] = []
+    to_chunk: list[tuple[uuid.UUID, DiscoveredFile, bool]] = []
     kept: list[tuple[str, str]] = []  # (id, path) of every document after this sync
     for file in discovered.files:
         state = by_path.get(file.path)
@@ -67,11 +71,17 @@ def plan_documents(
         document_id = state.id if state is not None else uuid.uuid4()
         if state is not None and state.content_hash != file.content_hash:
             counters.replaced_files += 1
+        to_chunk.append((document_id, file, state is None))
+        kept.append((str(document_id), file.path))
+    progress.enter(SyncPhase.CHUNK)
+    progress.to_chunk(len(to_chunk))
+    prepared: list[PreparedDocument] = []
+    for document_id, file, is_new in to_chunk:
         chunked = chunker.chunk(file.path, file.content)
-        prepared.append(PreparedDocument(id=document_id, file=file, chunked=chunked, is_new=state is None))
+        prepared.append(PreparedDocument(id=document_id, file=file, chunked=chunked, is_new=is_new))
         counters.indexed_documents += 1
         counters.indexed_chunks += len(chunked.chunks)
-        kept.append((str(document_id), file.path))
+        progress.chunked()
     present = {file.path for file in discovered.files}
     deleted = [state for state in stored if state.path not in present]
     counters.deleted_documents = len(deleted)

@@ -3,7 +3,7 @@
 Everything slow and fallible happens before the write transaction: fetching, walking,
 parsing, chunking and embedding. The index is then changed in one transaction that
 also records the sync's success, so a sync that fails at any point leaves the
-previously indexed data exactly as it was.
+previously indexed data exactly as it was. Each step tells the sync's progress where it is.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from cograph_embeddings import EmbeddingProvider, ModelInfo
 from cograph_repodocs.application.code_index import CodeScan, NodePlan, embedding_text, plan_nodes, scan_code
 from cograph_repodocs.application.doc_index import DocPlan, plan_documents
 from cograph_repodocs.application.linking import ChunkText, Symbols, link_chunks
+from cograph_repodocs.application.progress import SyncProgress
 from cograph_repodocs.checkouts import Checkout, Checkouts
 from cograph_repodocs.domain.chunking import WordWindowChunker
 from cograph_repodocs.stores.code import CodeStore, StoredNode
 from cograph_repodocs.stores.documents import DocumentState, DocumentStore, NewChunk
 from cograph_repodocs.stores.repositories import RepositoryRow
 from cograph_repodocs.stores.search import SearchStore
-from cograph_repodocs.stores.syncs import SyncResult, SyncStore
+from cograph_repodocs.stores.syncs import SyncPhase, SyncResult, SyncStore
 from cograph_repodocs.vectors import Embedder
 from cograph_retrieval import Passage
 
@@ -66,29 +67,45 @@ class SyncPipeline:
     def checkout_root(self, repository: RepositoryRow) -> Path:
         return self._checkouts.root(repository)
 
-    async def run(self, repository: RepositoryRow, sync_id: uuid.UUID, *, force_relink: bool) -> SyncResult:
+    async def run(
+        self,
+        repository: RepositoryRow,
+        sync_id: uuid.UUID,
+        *,
+        force_relink: bool,
+        progress: SyncProgress | None = None,
+    ) -> SyncResult:
+        progress = progress or SyncProgress()
         async with self._pool.acquire() as connection:
             synced_commit = await SyncStore(connection).synced_commit(repository.id)
+        progress.enter(SyncPhase.FETCH)
         checkout = await self._checkouts.update(repository)
         try:
-            return await self._index(repository, sync_id, checkout, force_relink=force_relink)
+            return await self._index(repository, sync_id, checkout, progress, force_relink=force_relink)
         except BaseException:
             if checkout.commit_sha != synced_commit:
                 await self._checkouts.restore(repository, synced_commit)
             raise
 
     async def _index(
-        self, repository: RepositoryRow, sync_id: uuid.UUID, checkout: Checkout, *, force_relink: bool
+        self,
+        repository: RepositoryRow,
+        sync_id: uuid.UUID,
+        checkout: Checkout,
+        progress: SyncProgress,
+        *,
+        force_relink: bool,
     ) -> SyncResult:
         began = time.perf_counter()
-        embedder = Embedder(self._provider)
-        prepared = await self._prepare(repository, checkout, embedder)
+        embedder = Embedder(self._provider, progress.embedded)
+        prepared = await self._prepare(repository, checkout, embedder, progress)
+        progress.enter(SyncPhase.LINK)
         async with self._pool.acquire() as connection, connection.transaction():
             await SyncStore(connection).hold_running(sync_id)
             result = await self._write(
                 repository, connection, prepared, checkout.commit_sha, force_relink=force_relink
             )
-            await SyncStore(connection).succeed(sync_id, result)
+            await SyncStore(connection).succeed(sync_id, result, progress.snapshot()[1])
         log.info(
             "synced %s at %s in %.2f s (embedding %.2f s): %s, %d code nodes, %d mentions",
             repository.ref,
@@ -101,8 +118,11 @@ class SyncPipeline:
         )
         return result
 
-    async def _prepare(self, repository: RepositoryRow, checkout: Checkout, embedder: Embedder) -> Prepared:
+    async def _prepare(
+        self, repository: RepositoryRow, checkout: Checkout, embedder: Embedder, progress: SyncProgress
+    ) -> Prepared:
         """Everything slow or fallible, before any write: read state, walk, parse, chunk, embed."""
+        progress.enter(SyncPhase.DISCOVER)
         model = await embedder.model()
         chunker = self._chunker
         async with self._pool.acquire() as connection:
@@ -113,9 +133,10 @@ class SyncPipeline:
             )
         # Walking, hashing, parsing and chunking block: off the event loop, which keeps serving RPCs.
         root, ignored, most = checkout.root, checkout.ignored, self._max_file_bytes
-        code = await asyncio.to_thread(scan_code, root, code_hashes, most, ignored)
-        docs = await asyncio.to_thread(plan_documents, root, states, most, chunker, ignored)
+        code = await asyncio.to_thread(scan_code, root, code_hashes, most, ignored, progress)
+        docs = await asyncio.to_thread(plan_documents, root, states, most, chunker, ignored, progress)
         nodes, stale_nodes = await self._plan_nodes(repository, code, model)
+        progress.enter(SyncPhase.EMBED)
 
         # Each chunk is embedded in the context of its document's title and path and its headings.
         passages = [
@@ -123,20 +144,22 @@ class SyncPipeline:
             for document in docs.prepared
             for chunk in document.chunked.chunks
         ]
-        chunk_vectors = await embedder.embed_passages(
+        chunk_texts = await embedder.windows(
             [
                 Passage((d.chunked.title, d.file.path, *c.chunk.heading_path), c.chunk.text)
                 for c, d in passages
             ]
         )
-        chunks = [
-            msgspec.structs.replace(c, vector=v[0], windows=v[1:])
-            for (c, _), v in zip(passages, chunk_vectors, strict=True)
-        ]
         node_texts = [
             embedding_text(n.symbol.qualified_name, n.symbol.kind.value, n.symbol.signature)
             for n in nodes.to_embed
         ] + [embedding_text(n.qualified_name, n.kind.value, n.signature) for n in stale_nodes]
+        progress.to_embed(sum(len(group) for group in chunk_texts) + len(node_texts))
+        chunk_vectors = await embedder.embed_windows(chunk_texts)
+        chunks = [
+            msgspec.structs.replace(c, vector=v[0], windows=v[1:])
+            for (c, _), v in zip(passages, chunk_vectors, strict=True)
+        ]
         node_ids = [n.id for n in nodes.to_embed] + [n.id for n in stale_nodes]
         node_vectors = dict(zip(node_ids, await embedder.embed(node_texts), strict=True))
         return Prepared(

@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import msgspec
 
 from cograph_db import DATABASE_ERRORS
 from cograph_embeddings import EmbeddingError
 from cograph_errors import FailedPrecondition, NotFound, ServiceError
 from cograph_repodocs.application.pipeline import SyncPipeline
+from cograph_repodocs.application.progress import SyncProgress
 from cograph_repodocs.git import GitError
 from cograph_repodocs.stores.repositories import RepositoryStore
 from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
@@ -36,6 +38,8 @@ from cograph_repodocs.stores.syncs import SyncRow, SyncStore, SyncTrigger
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 5.0
+# How often a running sync's phase and counts are copied to its row, when they changed.
+PROGRESS_SECONDS = 0.25
 # A sync silent this long belongs to a process that died.
 STALE_AFTER_SECONDS = 60.0
 # How often a request waiting on another process's sync looks at it again.
@@ -136,9 +140,12 @@ class Syncs:
             await asyncio.sleep(POLL_SECONDS)
 
     async def _run(self, repository_id: uuid.UUID, sync_id: uuid.UUID, force_relink: bool) -> None:
+        progress = SyncProgress()
         heartbeat = asyncio.create_task(self._beat(sync_id), name=f"heartbeat-{sync_id}")
+        reporter = asyncio.create_task(self._report(sync_id, progress), name=f"progress-{sync_id}")
         root: Path | None = None
         branch: str | None = None
+        status = "error"
         try:
             async with self._pool.acquire() as connection:
                 await SyncStore(connection).mark_running(sync_id)
@@ -147,8 +154,10 @@ class Syncs:
                 raise NotFound("the repository was removed")
             root = self._pipeline.checkout_root(repository)
             branch = repository.default_branch
-            await self._pipeline.run(repository, sync_id, force_relink=force_relink)
+            await self._pipeline.run(repository, sync_id, force_relink=force_relink, progress=progress)
+            status = "success"
         except asyncio.CancelledError:
+            status = "interrupted"
             stopped = DELETED if self._held[repository_id] else INTERRUPTED
             await asyncio.shield(self._fail(sync_id, stopped))
             raise
@@ -159,9 +168,11 @@ class Syncs:
             else:  # deleted meanwhile (by another process): its sync has nothing left to record
                 log.info("sync %s stopped: repository %s was deleted", sync_id, repository_id)
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            for task in (heartbeat, reporter):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            progress.observe(status)
             entry = self._running.get(repository_id)
             if entry is not None and entry[0] == sync_id:
                 del self._running[repository_id]
@@ -216,6 +227,26 @@ class Syncs:
         except DATABASE_ERRORS:
             # The heartbeat stops with us: the next sync will mark this one abandoned.
             log.exception("could not record the failure of sync %s", sync_id)
+
+    async def _report(self, sync_id: uuid.UUID, progress: SyncProgress) -> None:
+        """Copy the sync's phase and counts to its row while it runs, whenever they changed."""
+        last: tuple[object, ...] | None = None
+        failing = False
+        while True:
+            await asyncio.sleep(PROGRESS_SECONDS)
+            phase, counts = progress.snapshot()
+            seen = (phase, msgspec.structs.replace(counts, phase_seconds={}))
+            if seen == last:
+                continue
+            try:
+                async with self._pool.acquire() as connection:
+                    if await SyncStore(connection).record_progress(sync_id, phase, counts):
+                        last = seen
+                failing = False
+            except DATABASE_ERRORS:
+                if not failing:  # once per outage, not four times a second
+                    log.warning("progress of sync %s not recorded", sync_id, exc_info=True)
+                failing = True
 
     async def _beat(self, sync_id: uuid.UUID) -> None:
         while True:

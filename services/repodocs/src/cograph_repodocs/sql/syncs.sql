@@ -7,7 +7,7 @@ RETURNING id;
 -- name: select_syncs
 SELECT id, repository_id, status, trigger, commit_sha, discovered_files, indexed_documents, indexed_chunks,
        unchanged_documents, deleted_documents, replaced_files, code_nodes, mentions, skipped, error,
-       started_at, finished_at, force_relink
+       started_at, finished_at, force_relink, phase, progress
 FROM repo_syncs
 WHERE repository_id = $1
   AND ($3::text IS NULL OR (started_at, id) < ($3::text::timestamptz, $4::text::uuid))
@@ -17,14 +17,14 @@ LIMIT $2;
 -- name: select_sync
 SELECT id, repository_id, status, trigger, commit_sha, discovered_files, indexed_documents, indexed_chunks,
        unchanged_documents, deleted_documents, replaced_files, code_nodes, mentions, skipped, error,
-       started_at, finished_at, force_relink
+       started_at, finished_at, force_relink, phase, progress
 FROM repo_syncs
 WHERE id = $1;
 
 -- name: select_active_sync
 SELECT id, repository_id, status, trigger, commit_sha, discovered_files, indexed_documents, indexed_chunks,
        unchanged_documents, deleted_documents, replaced_files, code_nodes, mentions, skipped, error,
-       started_at, finished_at, force_relink
+       started_at, finished_at, force_relink, phase, progress
 FROM repo_syncs
 WHERE repository_id = $1 AND status IN ('queued', 'running');
 
@@ -32,7 +32,7 @@ WHERE repository_id = $1 AND status IN ('queued', 'running');
 SELECT DISTINCT ON (repository_id)
        id, repository_id, status, trigger, commit_sha, discovered_files, indexed_documents, indexed_chunks,
        unchanged_documents, deleted_documents, replaced_files, code_nodes, mentions, skipped, error,
-       started_at, finished_at, force_relink
+       started_at, finished_at, force_relink, phase, progress
 FROM repo_syncs
 WHERE repository_id = ANY($1::uuid[])
 ORDER BY repository_id, started_at DESC, id;
@@ -51,6 +51,11 @@ UPDATE repo_syncs SET status = 'running', heartbeat_at = now() WHERE id = $1 AND
 -- Locks the sync's row for the write transaction; false once another process marked it abandoned.
 SELECT status = 'running' FROM repo_syncs WHERE id = $1 FOR UPDATE;
 
+-- name: record_progress
+-- Skips a row locked by the sync's own write transaction, as the heartbeat does.
+UPDATE repo_syncs SET phase = $2, progress = $3
+WHERE id = (SELECT id FROM repo_syncs WHERE id = $1 AND status = 'running' FOR UPDATE SKIP LOCKED);
+
 -- name: heartbeat
 -- A row locked by its own write transaction (hold_running) is skipped: that sync is alive, and
 -- the beat must not wait for the whole write.
@@ -63,7 +68,7 @@ WHERE id = (SELECT id FROM repo_syncs WHERE id = $1 AND status = 'running' FOR U
 UPDATE repo_syncs
 SET status = 'success', commit_sha = $2, discovered_files = $3, indexed_documents = $4, indexed_chunks = $5,
     unchanged_documents = $6, deleted_documents = $7, replaced_files = $8, code_nodes = $9, mentions = $10,
-    skipped = $11, error = NULL, finished_at = clock_timestamp()
+    skipped = $11, phase = 'link', progress = $12, error = NULL, finished_at = clock_timestamp()
 WHERE id = $1;
 
 -- name: finish_error

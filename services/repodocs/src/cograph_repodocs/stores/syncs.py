@@ -40,6 +40,27 @@ class Counters(msgspec.Struct, kw_only=True):
     replaced_files: int = 0
 
 
+class SyncPhase(enum.StrEnum):
+    FETCH = "fetch"  # clone or fetch the branch
+    DISCOVER = "discover"  # list, read and hash the files; parse changed source files
+    CHUNK = "chunk"  # split new and changed documents
+    EMBED = "embed"  # vectors of new chunks (one per window) and of changed symbols
+    LINK = "link"  # write the index in one transaction, link mentions to symbols
+
+
+class Counts(msgspec.Struct, kw_only=True):
+    """What a running sync has done so far; a total of 0 is not known yet."""
+
+    files_read: int = 0
+    files_total: int = 0
+    documents_chunked: int = 0
+    documents_to_chunk: int = 0
+    vectors_embedded: int = 0
+    vectors_to_embed: int = 0
+    # Seconds each phase took, the current one until now.
+    phase_seconds: dict[str, float] = msgspec.field(default_factory=dict)
+
+
 class Skipped(msgspec.Struct, frozen=True):
     path: str
     reason: str
@@ -74,6 +95,8 @@ class SyncRow(msgspec.Struct, frozen=True, kw_only=True):
     started_at: dt.datetime
     finished_at: dt.datetime | None
     force_relink: bool
+    phase: SyncPhase | None = None
+    progress: Counts = msgspec.field(default_factory=Counts)
 
     @property
     def finished(self) -> bool:
@@ -135,10 +158,18 @@ class SyncStore:
         if not await self._db.fetchval(SQL.hold_running, sync_id):
             raise SyncAbandoned("marked abandoned by another process while it ran: nothing it did was kept")
 
+    async def record_progress(self, sync_id: uuid.UUID, phase: SyncPhase | None, counts: Counts) -> bool:
+        """The running sync's phase and counts; False when not recorded (its write transaction
+        holds the row, or it is no longer running)."""
+        status: str = await self._db.execute(
+            SQL.record_progress, sync_id, phase.value if phase else None, msgspec.to_builtins(counts)
+        )
+        return status == "UPDATE 1"
+
     async def heartbeat(self, sync_id: uuid.UUID) -> None:
         await self._db.execute(SQL.heartbeat, sync_id)
 
-    async def succeed(self, sync_id: uuid.UUID, result: SyncResult) -> None:
+    async def succeed(self, sync_id: uuid.UUID, result: SyncResult, counts: Counts) -> None:
         c = result.counters
         await self._db.execute(
             SQL.finish_success,
@@ -153,6 +184,7 @@ class SyncStore:
             result.code_nodes,
             result.mentions,
             msgspec.to_builtins(result.skipped),
+            msgspec.to_builtins(counts),
         )
 
     async def fail(self, sync_id: uuid.UUID, error: str, commit_sha: str | None = None) -> None:

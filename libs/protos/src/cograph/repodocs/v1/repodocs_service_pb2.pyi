@@ -33,6 +33,15 @@ class SyncStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SYNC_STATUS_SUCCESS: _ClassVar[SyncStatus]
     SYNC_STATUS_ERROR: _ClassVar[SyncStatus]
 
+class SyncPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SYNC_PHASE_UNSPECIFIED: _ClassVar[SyncPhase]
+    SYNC_PHASE_FETCH: _ClassVar[SyncPhase]
+    SYNC_PHASE_DISCOVER: _ClassVar[SyncPhase]
+    SYNC_PHASE_CHUNK: _ClassVar[SyncPhase]
+    SYNC_PHASE_EMBED: _ClassVar[SyncPhase]
+    SYNC_PHASE_LINK: _ClassVar[SyncPhase]
+
 class SyncTrigger(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SYNC_TRIGGER_UNSPECIFIED: _ClassVar[SyncTrigger]
@@ -111,6 +120,12 @@ SYNC_STATUS_QUEUED: SyncStatus
 SYNC_STATUS_RUNNING: SyncStatus
 SYNC_STATUS_SUCCESS: SyncStatus
 SYNC_STATUS_ERROR: SyncStatus
+SYNC_PHASE_UNSPECIFIED: SyncPhase
+SYNC_PHASE_FETCH: SyncPhase
+SYNC_PHASE_DISCOVER: SyncPhase
+SYNC_PHASE_CHUNK: SyncPhase
+SYNC_PHASE_EMBED: SyncPhase
+SYNC_PHASE_LINK: SyncPhase
 SYNC_TRIGGER_UNSPECIFIED: SyncTrigger
 SYNC_TRIGGER_MANUAL: SyncTrigger
 SYNC_TRIGGER_SCHEDULE: SyncTrigger
@@ -376,8 +391,33 @@ class SkippedFile(_message.Message):
     reason: str
     def __init__(self, path: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class SyncProgress(_message.Message):
+    __slots__ = ("files_read", "files_total", "documents_chunked", "documents_to_chunk", "vectors_embedded", "vectors_to_embed", "phase_seconds")
+    class PhaseSecondsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    FILES_READ_FIELD_NUMBER: _ClassVar[int]
+    FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_CHUNKED_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_TO_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    VECTORS_TO_EMBED_FIELD_NUMBER: _ClassVar[int]
+    PHASE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    files_read: int
+    files_total: int
+    documents_chunked: int
+    documents_to_chunk: int
+    vectors_embedded: int
+    vectors_to_embed: int
+    phase_seconds: _containers.ScalarMap[str, float]
+    def __init__(self, files_read: _Optional[int] = ..., files_total: _Optional[int] = ..., documents_chunked: _Optional[int] = ..., documents_to_chunk: _Optional[int] = ..., vectors_embedded: _Optional[int] = ..., vectors_to_embed: _Optional[int] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
 class Sync(_message.Message):
-    __slots__ = ("id", "repository_id", "status", "trigger", "commit_sha", "counters", "code_nodes", "mentions", "skipped", "error", "started_at", "finished_at")
+    __slots__ = ("id", "repository_id", "status", "trigger", "commit_sha", "counters", "code_nodes", "mentions", "skipped", "error", "started_at", "finished_at", "phase", "progress")
     ID_FIELD_NUMBER: _ClassVar[int]
     REPOSITORY_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -390,6 +430,8 @@ class Sync(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     id: str
     repository_id: str
     status: SyncStatus
@@ -402,7 +444,9 @@ class Sync(_message.Message):
     error: str
     started_at: _timestamp_pb2.Timestamp
     finished_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., repository_id: _Optional[str] = ..., status: _Optional[_Union[SyncStatus, str]] = ..., trigger: _Optional[_Union[SyncTrigger, str]] = ..., commit_sha: _Optional[str] = ..., counters: _Optional[_Union[SyncCounters, _Mapping]] = ..., code_nodes: _Optional[int] = ..., mentions: _Optional[int] = ..., skipped: _Optional[_Iterable[_Union[SkippedFile, _Mapping]]] = ..., error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    phase: SyncPhase
+    progress: SyncProgress
+    def __init__(self, id: _Optional[str] = ..., repository_id: _Optional[str] = ..., status: _Optional[_Union[SyncStatus, str]] = ..., trigger: _Optional[_Union[SyncTrigger, str]] = ..., commit_sha: _Optional[str] = ..., counters: _Optional[_Union[SyncCounters, _Mapping]] = ..., code_nodes: _Optional[int] = ..., mentions: _Optional[int] = ..., skipped: _Optional[_Iterable[_Union[SkippedFile, _Mapping]]] = ..., error: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., phase: _Optional[_Union[SyncPhase, str]] = ..., progress: _Optional[_Union[SyncProgress, _Mapping]] = ...) -> None: ...
 
 class SyncRepositoryRequest(_message.Message):
     __slots__ = ("repository_id", "wait", "force_relink")

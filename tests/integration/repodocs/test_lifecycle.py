@@ -14,10 +14,12 @@ import asyncpg
 import grpc
 import pytest
 from grpc import aio
-from integration.repodocs.helpers import SYNC_TIMEOUT, GitRepo, Running
+from integration.repodocs.helpers import SYNC_TIMEOUT, GitRepo, Running, running_service
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_embeddings import EmbeddingProvider
 from cograph_repodocs.application.syncs import DELETED
+from cograph_settings import Settings
 
 # Every table of the schema, with how many of its rows belong to repository $1.
 OF_REPOSITORY = {
@@ -304,3 +306,27 @@ async def test_delete_while_a_sync_runs_stops_it_cleanly(
         "does not exist",
         service.stub.SyncRepository(pb.SyncRepositoryRequest(repository_id=repository.id)),
     )
+
+
+async def test_checkouts_of_repositories_deleted_elsewhere_go_when_the_service_starts(
+    settings: Settings, database: str, embedder: EmbeddingProvider, tmp_path: Path
+) -> None:
+    """A replica sharing the checkout directory deleted a repository whose checkout another one
+    made, or a removal was cut short: the next start removes what belongs to no repository."""
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {"README.md": "# Kept\n"})
+    checkouts = Path(settings.repodocs.checkout_dir)
+    async with running_service(settings, database, embedder) as service:
+        kept = await service.register("kept", clone_url=str(origin.root))
+        await until_synced(service, kept.id, 1)
+    stray = checkouts / str(uuid.uuid4())
+    aside = checkouts / f".{uuid.uuid4()}.1a2b3c4d.deleted"
+    partial = checkouts / f".{uuid.uuid4()}.1a2b3c4d.partial"  # a clone in progress elsewhere
+    for directory in (stray, aside, partial):
+        (directory / "src").mkdir(parents=True)
+        (directory / "src" / "app.py").write_text("x = 1\n")
+    (checkouts / "notes.txt").write_text("an operator's file\n")
+
+    async with running_service(settings, database, embedder):
+        left = await asyncio.to_thread(lambda: sorted(p.name for p in checkouts.iterdir()))
+    assert left == sorted([kept.id, partial.name, "notes.txt"])

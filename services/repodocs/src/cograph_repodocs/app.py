@@ -50,8 +50,10 @@ async def create_service(settings: Settings, dsn: str, embedder: EmbeddingProvid
         webhook_interval_seconds=config.webhook_sync_interval_seconds,
         webhooks_on=lambda: bool(credentials.current().webhooks),
     )
+    repositories = Repositories(pool, checkouts, syncs)
+    await repositories.prune_checkouts()
     servicer = RepoDocsServicer(
-        repositories=Repositories(pool, checkouts, syncs),
+        repositories=repositories,
         syncs=syncs,
         documents=Documents(pool),
         code=Code(pool, checkouts, max_file_bytes=config.max_file_bytes),

@@ -116,6 +116,32 @@ class Checkouts:
             return
         await asyncio.to_thread(shutil.rmtree, aside, ignore_errors=True)
 
+    async def listed(self) -> list[tuple[uuid.UUID | None, Path]]:
+        """The checkouts in the checkout directory with their repository's id, and (with None)
+        what a removal cut short left aside. Clones in progress are not listed."""
+
+        def listed() -> list[tuple[uuid.UUID | None, Path]]:
+            found: list[tuple[uuid.UUID | None, Path]] = []
+            if not self._dir.is_dir():
+                return found
+            for entry in self._dir.iterdir():
+                if entry.name.startswith(".") and entry.name.endswith(".deleted"):
+                    found.append((None, entry))
+                    continue
+                try:
+                    repository_id = uuid.UUID(entry.name)
+                except ValueError:
+                    continue
+                if str(repository_id) == entry.name and entry.is_dir():
+                    found.append((repository_id, entry))
+            return found
+
+        return await asyncio.to_thread(listed)
+
+    async def remove_path(self, path: Path) -> None:
+        """Remove one entry listed() answered."""
+        await asyncio.to_thread(shutil.rmtree, path, ignore_errors=True)
+
     async def head(self, root: Path) -> str:
         try:
             # safe.directory: a checkout path may belong to another user; reading its HEAD is harmless.

@@ -182,6 +182,24 @@ class Repositories:
             await self._checkouts.remove(row)
         log.info("deleted repository %s (%s)", row.ref, repository_id)
 
+    async def prune_checkouts(self) -> int:
+        """Remove the checkouts of repositories that no longer exist: deleted through another
+        replica that shares the directory, or left by a removal cut short. Listed before the
+        repositories are read: a checkout is cloned only after its repository's row exists."""
+        listed = await self._checkouts.listed()
+        ids = [repository_id for repository_id, _ in listed if repository_id is not None]
+        if not listed:
+            return 0
+        async with self._pool.acquire() as connection:
+            # access(None) would list them all: ask for the listed ones only (none: a nil id).
+            existing = {row.id for row in await RepositoryStore(connection).access(ids or [uuid.UUID(int=0)])}
+        gone = [path for repository_id, path in listed if repository_id not in existing]
+        for path in gone:
+            await self._checkouts.remove_path(path)
+        if gone:
+            log.info("removed %d checkout(s) of deleted repositories: %s", len(gone), [p.name for p in gone])
+        return len(gone)
+
     async def _check_branch(self, repository: RepositoryRow, branch: str) -> None:
         """A branch to track: only a clone URL's, and only one the remote has."""
         if repository.clone_url is None:

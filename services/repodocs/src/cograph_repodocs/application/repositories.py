@@ -171,8 +171,8 @@ class Repositories:
         return await self.get(repository_id)
 
     async def delete(self, repository_id: uuid.UUID) -> None:
-        """Delete the repository and every row of it, in one transaction (a search sees all of it
-        or none), after stopping its sync here; then its managed checkout."""
+        """Delete the repository and every row of it in one transaction, after stopping its sync
+        here; then its managed checkout. A search reading a hit's rows after the commit finds none."""
         async with self._syncs.held_off(repository_id):
             async with self._pool.acquire() as connection, connection.transaction():
                 store = RepositoryStore(connection)

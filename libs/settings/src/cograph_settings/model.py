@@ -108,11 +108,11 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True):
         Literal["torch", "onnx", "onnx-int8", "openvino"],
         Meta(
             description=(
-                "`local`: what runs the model: PyTorch, or ONNX Runtime or OpenVINO on an export of it"
-                " made once into EXPORT_DIR (`onnx-int8`: int8 weights)."
+                "`local`: what runs the model: OpenVINO, or ONNX Runtime, on an export of it made once"
+                " into EXPORT_DIR (`onnx-int8`: int8 weights), or PyTorch."
             )
         ),
-    ] = "torch"
+    ] = "openvino"
     export_dir: Annotated[
         str,
         Meta(description="`local`, ONNX: directory of the model's exports. Empty: ~/.cache/cograph/onnx."),

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -308,7 +309,11 @@ def _export(path: Path, target: Path, *, quantize: bool) -> None:
             return self.transformer(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
     full = target / ("model.fp32.onnx" if quantize else _ONNX_FILE)
-    with torch.no_grad():
+    # The tracer warns of branches it fixes as constants (an encoder's padding length is 0, it is
+    # never causal) and of indexing it rewrites: true of every trace of this model, and nothing
+    # a person starting the system could act on. The export's vectors are tested against PyTorch's.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             LastHiddenState(),
             tuple(sample[n] for n in names),

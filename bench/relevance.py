@@ -63,12 +63,13 @@ class Bench:
 
 @asynccontextmanager
 async def running_system(data_dir: Path) -> AsyncIterator[Bench]:
-    """Embedded PostgreSQL and the four services, as `cograph up` runs them."""
+    """Embedded PostgreSQL and the four services, as `cograph up` runs them: the packaged model on
+    the runtime the settings name (COGRAPH_EMBEDDING__RUNTIME, default openvino)."""
     embedded = EmbeddedPostgres(data_dir / "postgres")
     dsn = embedded.start()
-    embedder = LocalProvider("all-MiniLM-L6-v2", None, batch_size=256)
-    await embedder.info()
     defaults = Settings()
+    embedder = LocalProvider("all-MiniLM-L6-v2", None, batch_size=256, runtime=defaults.embedding.runtime)
+    await embedder.info()
     replace = msgspec.structs.replace
     settings = replace(
         defaults,

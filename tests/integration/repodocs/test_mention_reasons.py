@@ -1,6 +1,7 @@
 """Each link from a docs chunk to a symbol says why it points there, through the real gRPC server:
 an explicit reference to its stated target, a name the document imports, the only public
-definition of a name; a reference is the most deliberate mention, listed first."""
+definition of a name, the definition nearest the document; a reference is the most deliberate
+mention, listed first."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ FILES = {
         "# Usage\n\n```python\nfrom acme import Field\n```\n\nDeclare each input as a `Field`.\n"
     ),
     "docs/helpers.md": "# Helpers\n\n`describe_field` prints a field for a log line.\n",
+    # Two services define the same name: each one's README means its own.
+    "services/orders/limits.py": "ORDER_LIMIT_SECONDS = 30\n",
+    "services/billing/limits.py": "ORDER_LIMIT_SECONDS = 60\n",
+    "services/orders/README.md": "# Orders\n\nAn order waits `ORDER_LIMIT_SECONDS` for payment.\n",
 }
 
 
@@ -58,3 +63,20 @@ async def test_each_link_carries_its_reason_and_references_come_first(
     assert links[describe] == [
         ("docs/helpers.md", pb.MENTION_FORM_BACKTICK, pb.MENTION_REASON_UNIQUE_PUBLIC),
     ]
+
+    limits = await service.stub.SearchCode(
+        pb.SearchCodeRequest(
+            repository_ids=[repository.id], query="ORDER_LIMIT_SECONDS", limit=10, symbol_weight=1
+        )
+    )
+    by_path = {hit.node.path: hit.node.id for hit in limits.hits}
+    related = await service.stub.GetRelatedDocChunks(
+        pb.GetRelatedDocChunksRequest(repository_ids=[repository.id], code_node_ids=list(by_path.values()))
+    )
+    cited = {
+        entry.code_node_id: [(c.chunk.path, c.reason) for c in entry.chunks] for entry in related.related
+    }
+    assert cited[by_path["services/orders/limits.py"]] == [
+        ("services/orders/README.md", pb.MENTION_REASON_NEAREST_DEFINITION)
+    ]
+    assert cited[by_path["services/billing/limits.py"]] == []

@@ -19,6 +19,16 @@ NODES = [
     Node("dumps", "dumps", "pkg.io.dumps", "pkg/io.py", "function"),
     Node("f_module", "f", "f", "f.py", "module"),
     Node("f_function", "f", "f.f", "f.py", "function"),
+    Node(
+        "chunker_limit",
+        "max_chars",
+        "a.chunking.Chunker.max_chars",
+        "services/a/src/a/chunking.py",
+        "attribute",
+    ),
+    Node(
+        "schema_limit", "max_chars", "b.schemas.Limits.max_chars", "services/b/src/b/schemas.py", "attribute"
+    ),
 ]
 ALIASES = [Alias(name="pkg.Table", target="pkg._table.Table", public=True)]
 RESOLVER = Resolver(NODES, ALIASES)
@@ -52,8 +62,16 @@ def resolve(
         ("pkg.Table.add_row", {}, (["add_row"], Reason.QUALIFIED_NAME)),
         # The public definition ahead of a legacy copy and a test helper.
         ("Table", {}, (["table"], Reason.UNIQUE_PUBLIC)),
-        # ...unless the document is about tests.
-        ("Table", {"document": "tests/README.md"}, (["table", "test_table"], Reason.NAME_MATCH)),
+        # ...unless the document is about tests: then the tests' own, nearest the document.
+        ("Table", {"document": "tests/README.md"}, (["test_table"], Reason.NEAREST_DEFINITION)),
+        # Of a few definitions, the one in the document's part of the tree; from elsewhere, each.
+        ("max_chars", {"document": "services/a/README.md"}, (["chunker_limit"], Reason.NEAREST_DEFINITION)),
+        (
+            "max_chars",
+            {"document": "services/README.md"},
+            (["chunker_limit", "schema_limit"], Reason.NAME_MATCH),
+        ),
+        ("max_chars", {}, (["chunker_limit", "schema_limit"], Reason.NAME_MATCH)),
         # A member of the class the heading names.
         ("value", {"headings": ("Table",)}, (["value"], Reason.HEADING_CONTEXT)),
         # A bare common word links only with context, or written as a call.

@@ -120,6 +120,7 @@ _MENTION_REASON = {
     rpb.MENTION_REASON_UNIQUE_PUBLIC: "unique_public",
     rpb.MENTION_REASON_SAME_FILE: "same_file",
     rpb.MENTION_REASON_NAME_MATCH: "name_match",
+    rpb.MENTION_REASON_NEAREST_DEFINITION: "nearest_definition",
 }
 _LANGUAGE = {
     rpb.LANGUAGE_PYTHON: "python",

@@ -611,8 +611,8 @@ class RelatedDocChunk(msgspec.Struct):
     # dotted or call.
     form: str
     # Why the mention links to this symbol: explicit_target, document_import, heading_context,
-    # text_context, qualified_name, unique_public, same_file or name_match; "" for a link stored
-    # before reasons were, until the repository's next sync links it again.
+    # text_context, qualified_name, unique_public, same_file, nearest_definition or name_match;
+    # "" for a link stored before reasons were, until the repository's next sync links it again.
     reason: str
 
 

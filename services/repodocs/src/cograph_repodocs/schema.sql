@@ -19,6 +19,7 @@
 --   0017 webhook_trigger 9caebe0ddb5148327724c9fdb0624260667c1ed361542146911c2d279dde093d
 --   0018 repository_sync_interval 91c78335caf0c6a46c69ae5bbf394d9fb8c24a5dfdf3b2bc7eeaa12c48011546
 --   0019 sync_progress b9997ec76970f23ecbb30b3ab1155834663406140a89fe021cd0d1bb6fc2421d
+--   0020 nearest_definition a655832927ee945370a4ae9a35aaa08da37915fbab25e3b01a7e54ab47610330
 
 CREATE SCHEMA repodocs;
 
@@ -144,7 +145,7 @@ CREATE TABLE repodocs.repo_document_chunk_mentions (
     mention_start integer,
     reason text,
     CONSTRAINT repo_document_chunk_mentions_form_check CHECK ((form = ANY (ARRAY['backtick'::text, 'dotted'::text, 'call'::text, 'reference'::text]))),
-    CONSTRAINT repo_document_chunk_mentions_reason_check CHECK ((reason = ANY (ARRAY['explicit_target'::text, 'document_import'::text, 'heading_context'::text, 'text_context'::text, 'unique_public'::text, 'qualified_name'::text, 'same_file'::text, 'name_match'::text])))
+    CONSTRAINT repo_document_chunk_mentions_reason_check CHECK ((reason = ANY (ARRAY['explicit_target'::text, 'document_import'::text, 'heading_context'::text, 'text_context'::text, 'unique_public'::text, 'qualified_name'::text, 'same_file'::text, 'nearest_definition'::text, 'name_match'::text])))
 );
 
 CREATE TABLE repodocs.repo_document_chunk_windows (

@@ -18,6 +18,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
+from itertools import takewhile
 from pathlib import PurePosixPath
 
 import msgspec
@@ -62,6 +63,9 @@ class Reason(StrEnum):
     """The only public definition of that name (or dotted suffix)."""
     SAME_FILE = "same_file"
     """A source file mentioning a name it defines itself."""
+    NEAREST_DEFINITION = "nearest_definition"
+    """Of a few definitions of the name, the one in the document's own part of the tree
+    (`services/repodocs/README.md` names repodocs' `max_chars`, not the gateway's)."""
     NAME_MATCH = "name_match"
     """One of a few equally good definitions of the name, each linked."""
 
@@ -275,7 +279,23 @@ class Resolver:
             return Choice(best, Reason.UNIQUE_PUBLIC)
         if common or len(best) > MAX_CANDIDATES:
             return None
+        nearest = self._nearest(best, context.document_path)
+        if len(nearest) < len(best):
+            return Choice(nearest, Reason.NEAREST_DEFINITION)
         return Choice(best, Reason.NAME_MATCH)
+
+    def _nearest(self, candidates: Sequence[str], document_path: str) -> list[str]:
+        """The candidates whose files share the most leading directories with the document, when
+        that is at least one: a README in a package's directory speaks of that package's names."""
+        directories = PurePosixPath(document_path).parts[:-1]
+
+        def shared(node_id: str) -> int:
+            parts = PurePosixPath(self.nodes[node_id].path).parts[:-1]
+            pairs = zip(parts, directories, strict=False)  # as far as the shorter goes
+            return sum(1 for _ in takewhile(lambda pair: pair[0] == pair[1], pairs))
+
+        most = max(shared(n) for n in candidates)
+        return [n for n in candidates if shared(n) == most] if most > 0 else list(candidates)
 
     def _foreign(self, identifier: str, *, called: bool) -> bool:
         """A builtin (`dict`, `print`) or a standard-library name (`json`, `typing.get_args`) that is

@@ -84,6 +84,7 @@ class MentionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MENTION_REASON_UNIQUE_PUBLIC: _ClassVar[MentionReason]
     MENTION_REASON_SAME_FILE: _ClassVar[MentionReason]
     MENTION_REASON_NAME_MATCH: _ClassVar[MentionReason]
+    MENTION_REASON_NEAREST_DEFINITION: _ClassVar[MentionReason]
 
 class Language(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -154,6 +155,7 @@ MENTION_REASON_QUALIFIED_NAME: MentionReason
 MENTION_REASON_UNIQUE_PUBLIC: MentionReason
 MENTION_REASON_SAME_FILE: MentionReason
 MENTION_REASON_NAME_MATCH: MentionReason
+MENTION_REASON_NEAREST_DEFINITION: MentionReason
 LANGUAGE_UNSPECIFIED: Language
 LANGUAGE_PYTHON: Language
 LANGUAGE_GO: Language

@@ -38,13 +38,13 @@ class TermWeights(msgspec.Struct, frozen=True):
         if not forms:
             return self
         extra = [
-            (forms[lexeme], idf)
-            for lexeme, idf in zip(self.lexemes, self.idf, strict=True)
+            (forms[lexeme], weight)
+            for lexeme, weight in zip(self.lexemes, self.idf, strict=True)
             if lexeme in forms
         ]
         return TermWeights(
             [*self.lexemes, *(form for form, _ in extra)],
-            [*self.idf, *(idf for _, idf in extra)],
+            [*self.idf, *(weight for _, weight in extra)],
             [*self.selective, *(forms[lexeme] for lexeme in self.selective if lexeme in forms)],
             self.avg_length,
         )

@@ -294,8 +294,9 @@ class Resolver:
             pairs = zip(parts, directories, strict=False)  # as far as the shorter goes
             return sum(1 for _ in takewhile(lambda pair: pair[0] == pair[1], pairs))
 
-        most = max(shared(n) for n in candidates)
-        return [n for n in candidates if shared(n) == most] if most > 0 else list(candidates)
+        depth = {n: shared(n) for n in candidates}
+        most = max(depth.values())
+        return [n for n in candidates if depth[n] == most] if most > 0 else list(candidates)
 
     def _foreign(self, identifier: str, *, called: bool) -> bool:
         """A builtin (`dict`, `print`) or a standard-library name (`json`, `typing.get_args`) that is

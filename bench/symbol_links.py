@@ -1,19 +1,23 @@
 """How well a sync links doc mentions to the symbols they mean, on a real repository whose docs say
 which symbol each mention means (mkdocstrings cross-references, see bench/symbol_links_gold.py).
 
-    .venv/bin/python bench/symbol_links.py [--mode stripped|explicit|plain] [--rounds 1]
+    .venv/bin/python bench/symbol_links.py [--corpus textual|griffe] [--archive PATH]
+                                          [--mode stripped|explicit|plain] [--rounds 1]
                                           [--baseline WORKTREE]
 
-The archive (default ../shared/corpora/textual.tar.gz) is unpacked to a temporary directory, its
-docs rewritten per --mode, and synced through the real repodocs service (gRPC, embedded PostgreSQL)
-as a local checkout; the stored mentions are read back from the database and scored:
+Two real repositories, each with its gold set and hand-labelled negatives beside this file:
+`textual` (../shared/corpora/textual.tar.gz) and `griffe` (outside the project: made by
+bench/fetch_griffe.sh at /work/corpora/griffe-2.4.1.tar.gz). The archive is unpacked to a temporary
+directory, its docs rewritten per --mode, and synced through the real repodocs service (gRPC,
+embedded PostgreSQL) as a local checkout; the stored mentions are read back from the database and
+scored:
 
 - recall: of the gold (document, mention, definition) triples, the share for which the document
   stores a link from that mention text to that definition's code node (a node in the definition's
   file, of its name, whose lines hold the definition's line);
-- negatives left unlinked: of the hand-labelled non-symbol code spans (bench/symbol_links_negatives.json),
-  the share whose text the document links to nothing, also for those whose name collides with a
-  member of the library.
+- negatives left unlinked: of the hand-labelled non-symbol code spans
+  (bench/symbol_links_negatives[_griffe].json), the share whose text the document links to
+  nothing, also for those whose name collides with a member of the library.
 
 Modes: `stripped` rewrites `[text][pkg.mod.Name]` to `[text][]`, the autorefs form that marks a
 reference and leaves its identifier to be resolved (the author's mark stays, the answer goes);
@@ -42,6 +46,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -56,9 +61,27 @@ from cograph_repodocs.app import create_service
 from cograph_settings import Settings
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parents[0].parent / "shared" / "corpora" / "textual.tar.gz"
-GOLD = HERE / "symbol_links_gold.json"
-NEGATIVES = HERE / "symbol_links_negatives.json"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    archive: Path
+    gold: Path
+    negatives: Path
+
+
+CORPORA = {
+    "textual": Corpus(
+        HERE.parent.parent / "shared" / "corpora" / "textual.tar.gz",
+        HERE / "symbol_links_gold.json",
+        HERE / "symbol_links_negatives.json",
+    ),
+    "griffe": Corpus(
+        Path("/work/corpora/griffe-2.4.1.tar.gz"),
+        HERE / "symbol_links_gold_griffe.json",
+        HERE / "symbol_links_negatives_griffe.json",
+    ),
+}
 REFERENCE = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\[([A-Za-z_][\w.]*)\]")
 DIMENSION = 64
 
@@ -87,8 +110,8 @@ class HashingProvider(EmbeddingProvider):
         return vectors
 
 
-def unpack(directory: Path, mode: str) -> Path:
-    with tarfile.open(CORPUS) as archive:
+def unpack(archive_path: Path, directory: Path, mode: str) -> Path:
+    with tarfile.open(archive_path) as archive:
         archive.extractall(directory, filter="data")
     root = next(p for p in directory.iterdir() if p.is_dir())
     if mode == "explicit":
@@ -157,6 +180,7 @@ async def sync_and_read(root: Path, directory: Path) -> dict[str, object]:
         "seconds": seconds - provider.seconds,
         "code_nodes": sync.code_nodes,
         "mentions": sync.mentions,
+        "phases": {k: round(v, 2) for k, v in sync.progress.phase_seconds.items()},
         "rows": [dict(row) for row in rows],
     }
 
@@ -183,9 +207,9 @@ def covers(row: dict[str, object], definition: dict[str, object]) -> bool:
     return row["path"] == definition["path"] and row["name"] == definition["name"] and start <= line <= end
 
 
-def score(rows: list[dict[str, object]], verbose: bool) -> dict[str, object]:
-    gold = json.loads(GOLD.read_text())["mentions"]
-    negatives = json.loads(NEGATIVES.read_text())["negatives"]
+def score(corpus: Corpus, rows: list[dict[str, object]], verbose: bool) -> dict[str, object]:
+    gold = json.loads(corpus.gold.read_text())["mentions"]
+    negatives = json.loads(corpus.negatives.read_text())["negatives"]
     by_mention: dict[tuple[object, object], list[dict[str, object]]] = defaultdict(list)
     for row in rows:
         by_mention[(row["document"], row["mention"])].append(row)
@@ -234,20 +258,20 @@ def score(rows: list[dict[str, object]], verbose: bool) -> dict[str, object]:
     }
 
 
-def run_once(mode: str) -> dict[str, object]:
+def run_once(corpus: Corpus, mode: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="symbol-links-") as name:
         directory = Path(name)
-        root = unpack(directory, mode)
+        root = unpack(corpus.archive, directory, mode)
         return asyncio.run(sync_and_read(root, directory))
 
 
-def child(worktree: str, mode: str) -> dict[str, object]:
+def child(worktree: str, arguments: list[str]) -> dict[str, object]:
     """One run with the repodocs service of another tree."""
     environment = dict(os.environ)
     package = str(Path(worktree).resolve() / "services" / "repodocs" / "src")
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package, environment.get("PYTHONPATH")]))
     done = subprocess.run(
-        [sys.executable, __file__, "--mode", mode, "--json"],
+        [sys.executable, __file__, *arguments, "--json"],
         env=environment,
         check=True,
         capture_output=True,
@@ -261,29 +285,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="textual")
+    parser.add_argument("--archive", type=Path, help="the corpus's archive, if not where CORPORA says")
     parser.add_argument("--mode", choices=("stripped", "explicit", "plain"), default="stripped")
     parser.add_argument("--rounds", type=int, default=1, help="syncs per tree, for the time's median")
     parser.add_argument("--baseline", help="a worktree of the head to compare the sync time with")
     parser.add_argument("--verbose", action="store_true", help="list the misses and linked negatives")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    corpus = CORPORA[args.corpus]
+    if args.archive:
+        corpus = Corpus(args.archive.resolve(), corpus.gold, corpus.negatives)
+    if not corpus.archive.exists():
+        parser.error(f"{corpus.archive} is missing (for griffe, run bench/fetch_griffe.sh)")
     if args.json:
-        result = run_once(args.mode)
+        result = run_once(corpus, args.mode)
         rows = result.pop("rows")
         assert isinstance(rows, list)
-        result["score"] = score(rows, verbose=False)
+        result["score"] = score(corpus, rows, verbose=False)
         print(json.dumps(result, default=str))
         return
     times: dict[str, list[float]] = defaultdict(list)
     for _ in range(args.rounds):
         if args.baseline:
-            base = child(args.baseline, args.mode)
+            arguments = ["--corpus", args.corpus, "--archive", str(corpus.archive), "--mode", args.mode]
+            base = child(args.baseline, arguments)
             times["baseline"].append(float(str(base["seconds"])))
             print(f"baseline  ({args.baseline}): {describe(base, base['score'])}")
-        result = run_once(args.mode)
+        result = run_once(corpus, args.mode)
         rows = result.pop("rows")
         assert isinstance(rows, list)
-        scored = score(rows, args.verbose)
+        scored = score(corpus, rows, args.verbose)
         times["this tree"].append(float(str(result["seconds"])))
         print(f"this tree ({args.mode}): {describe(result, scored)}")
     if args.baseline:
@@ -298,7 +330,7 @@ def describe(result: dict[str, object], scored: object) -> str:
         f" unlinked {scored['unlinked']}); negatives unlinked {scored['negatives_unlinked']:.3f}"
         f" of {scored['negatives']} (colliding {scored['colliding_unlinked']:.3f} of {scored['colliding']});"
         f" sync {float(str(result['seconds'])):.2f} s excluding embedding; code nodes {result['code_nodes']},"
-        f" mentions {result['mentions']}; reasons {scored['reasons']}"
+        f" mentions {result['mentions']}; reasons {scored['reasons']}; phases {result.get('phases', {})}"
     )
 
 

@@ -2,7 +2,7 @@
 cross-references: each `[visible text][pkg.mod.Name]` is a human-written link from a mention to the
 symbol it means.
 
-    .venv/bin/python bench/symbol_links_gold.py CHECKOUT > bench/symbol_links_gold.json
+    .venv/bin/python bench/symbol_links_gold.py CHECKOUT [PACKAGE] > bench/symbol_links_gold[_NAME].json
 
 The target is resolved to the definition a reader lands on, with Python's `ast` (deliberately not
 the service's tree-sitter code, so the gold shares no logic with what it measures): the longest
@@ -95,8 +95,9 @@ class Repository:
                 continue
             relative = path.relative_to(root)
             parts = list(relative.with_suffix("").parts)
-            if parts and parts[0] == "src":
-                parts = parts[1:]
+            # A source layout (`src/pkg`, `packages/lib/src/pkg`) names modules from below `src`.
+            if "src" in parts[:-1]:
+                parts = parts[len(parts) - parts[::-1].index("src") :]
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             name = ".".join(parts)
@@ -223,7 +224,7 @@ def references(root: Path) -> Iterator[tuple[str, int, str, str]]:
 def main() -> None:
     root = Path(sys.argv[1]).resolve()
     repository = Repository(root)
-    package = root.name
+    package = root.name if len(sys.argv) < 3 else sys.argv[2]
     gold: list[dict[str, object]] = []
     left_out = {"prose": 0, "unresolved": 0, "other package": 0}
     for document, line, text, target in references(root):

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from cograph_repodocs.domain.resolution import Context, Node, Reason, Resolver
+from cograph_repodocs.domain.resolution import (
+    Context,
+    Node,
+    Reason,
+    Resolver,
+    heading_classes,
+    heading_plurals,
+)
 from cograph_repodocs.domain.symbols import Alias
 
 NODES = [
@@ -29,8 +36,22 @@ NODES = [
     Node(
         "schema_limit", "max_chars", "b.schemas.Limits.max_chars", "services/b/src/b/schemas.py", "attribute"
     ),
+    Node("init", "__init__", "pkg._table.Table.__init__", "pkg/_table.py", "method"),
+    Node("loader", "_loader", "pkg._loader", "pkg/_loader.py", "module"),
+    Node("load", "load", "pkg._loader.load", "pkg/_loader.py", "function"),
+    Node("loader_class", "Loader", "pkg._loader.Loader", "pkg/_loader.py", "class"),
+    Node("loader_load", "load", "pkg._loader.Loader.load", "pkg/_loader.py", "method"),
+    Node("type_alias", "TypeAlias", "pkg._models.TypeAlias", "pkg/_models.py", "class"),
+    Node("alias_value", "value", "pkg._models.TypeAlias.value", "pkg/_models.py", "attribute"),
+    Node("docstring", "Docstring", "pkg._models.Docstring", "pkg/_models.py", "class"),
 ]
-ALIASES = [Alias(name="pkg.Table", target="pkg._table.Table", public=True)]
+ALIASES = [
+    Alias(name="pkg.Table", target="pkg._table.Table", public=True),
+    Alias(name="pkg.load", target="pkg._loader.load", public=True),
+    Alias(name="pkg.Loader", target="pkg._loader.Loader", public=True),
+    Alias(name="pkg.TypeAlias", target="pkg._models.TypeAlias", public=True),
+    Alias(name="pkg.Docstring", target="pkg._models.Docstring", public=True),
+]
 RESOLVER = Resolver(NODES, ALIASES)
 
 
@@ -45,7 +66,8 @@ def resolve(
     headings: tuple[str, ...] = (),
 ) -> tuple[list[str], Reason] | None:
     context = Context(document, imports or {}, [])
-    context.heading_classes = list(headings)
+    context.heading_classes = heading_classes(headings)
+    context.heading_plurals = heading_plurals(headings)
     choice = RESOLVER.resolve(mention, target=target, marked=marked, context=context, called=called)
     return None if choice is None else (choice.node_ids, choice.reason)
 
@@ -74,6 +96,21 @@ def resolve(
         ("max_chars", {}, (["chunker_limit", "schema_limit"], Reason.NAME_MATCH)),
         # A member of the class the heading names.
         ("value", {"headings": ("Table",)}, (["value"], Reason.HEADING_CONTEXT)),
+        # A plural heading ("### Type aliases") names its class for a mention marked as a symbol;
+        # unmarked, "## Tables" may be about anything.
+        ("value", {"headings": ("Type aliases",), "marked": True}, (["alias_value"], Reason.HEADING_CONTEXT)),
+        ("value", {"headings": ("Tables",), "marked": True}, (["value"], Reason.HEADING_CONTEXT)),
+        ("value", {"headings": ("Tables",)}, None),
+        # A marked plural of a class names the class: `[Docstrings][]`.
+        ("Docstrings", {"marked": True}, (["docstring"], Reason.UNIQUE_PUBLIC)),
+        ("Docstrings", {}, None),
+        # With no class in context, a name is the package's top-level export, not a method of it.
+        ("load", {"marked": True}, (["load"], Reason.UNIQUE_PUBLIC)),
+        ("load", {"marked": True, "headings": ("Loader",)}, (["loader_load"], Reason.HEADING_CONTEXT)),
+        # A bare dunder is Python's protocol, not one class's method; qualified, it is that one.
+        ("__init__", {}, None),
+        ("__init__", {"marked": True}, None),
+        ("Table.__init__", {}, (["init"], Reason.UNIQUE_PUBLIC)),
         # A bare common word links only with context, or written as a call.
         ("value", {}, None),
         ("parse", {}, None),

@@ -15,6 +15,7 @@ from cograph_repodocs.domain.resolution import (
     Resolver,
     document_imports,
     heading_classes,
+    heading_plurals,
     title_classes,
 )
 from cograph_repodocs.domain.symbols import Alias
@@ -63,6 +64,7 @@ def link_chunks(chunks: Iterable[ChunkText], symbols: Symbols) -> list[MentionRo
         )
         for chunk in document:
             context.heading_classes = heading_classes(chunk.heading_path)
+            context.heading_plurals = heading_plurals(chunk.heading_path)
             linked: set[tuple[str, str]] = set()
             for mention in find_mentions(chunk.text):
                 identifier = mention.text

@@ -2,10 +2,12 @@
 
 In order: a stated target (`[text][pkg.mod.Name]`, a Sphinx role's full name); a name the document's
 own code imports (`from pkg.widgets import Table` makes `Table.add_row` that one); the class the
-section's heading or the text just before names; then the public definition (reachable by a path
-without a private segment, outside legacy copies, tests, examples and scripts) when it is the only
-one. Builtin and standard-library names (`dict`, `json.dumps`) never link to a member that shares
-the name, and a bare common word (`value`, `main`) links only with context.
+section's heading or the text just before names (for a mention marked as a symbol, a plural heading
+too: "### Functions"); then the public definition (reachable by a path without a private segment,
+outside legacy copies, tests, examples and scripts) when it is the only one, or the one the package
+exports at its top level (`pkg.load` before `pkg.Loader.load`). Builtin and standard-library names
+(`dict`, `json.dumps`) and bare dunders (`__init__`) never link to a member that shares the name,
+and a bare common word (`value`, `main`) links only with context.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ _AUXILIARY_DIRECTORIES = frozenset(
 # A copy of an older API kept beside the current one.
 _LEGACY = re.compile(r"^(?:v\d+|legacy|deprecated|compat|_compat|old)$")
 _COMMON_WORD = re.compile(r"[a-z]+")
+_DUNDER = re.compile(r"__\w+__")
 _STDLIB = frozenset(sys.stdlib_module_names)
 _BUILTINS = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _CLASS_KINDS = frozenset({"class", "interface", "type"})
@@ -54,13 +57,15 @@ class Reason(StrEnum):
     DOCUMENT_IMPORT = "document_import"
     """The document's code imports the name (`from pkg import Name`)."""
     HEADING_CONTEXT = "heading_context"
-    """A member of the class the section's heading (or the page's title or file) names."""
+    """A member of the class the section's heading (or its plural, or the page's title or file)
+    names."""
     TEXT_CONTEXT = "text_context"
     """A member of the class the text mentioned just before."""
     QUALIFIED_NAME = "qualified_name"
     """The mention is the node's full import path (or one of its public re-exports)."""
     UNIQUE_PUBLIC = "unique_public"
-    """The only public definition of that name (or dotted suffix)."""
+    """The only public definition of that name (or dotted suffix), or the only one the package
+    exports at its top level."""
     SAME_FILE = "same_file"
     """A source file mentioning a name it defines itself."""
     NEAREST_DEFINITION = "nearest_definition"
@@ -94,6 +99,9 @@ class Context:
         """Class names the page's title or file name gives (`data_table.md` -> `DataTable`)."""
         self.heading_classes: list[str] = []
         """Class names in the headings above the current chunk, innermost last."""
+        self.heading_plurals: list[str] = []
+        """The singulars of plural words in those headings, innermost last: weaker evidence
+        ("## Colors" may be about CSS), used only for a mention its author marked as a symbol."""
         self.recent_classes: list[str] = []
         """Node ids of classes linked earlier in the document, most recent last."""
         self.auxiliary = _auxiliary_part(document_path)
@@ -140,6 +148,28 @@ def heading_classes(heading_path: Sequence[str]) -> list[str]:
     return found
 
 
+def heading_plurals(heading_path: Sequence[str]) -> list[str]:
+    """The class names plural headings may stand for, outermost first: a "### Functions" section
+    lists fields of `Function`, "### Type aliases" those of `TypeAlias`."""
+    found: list[str] = []
+    for heading in heading_path:
+        words = re.findall(r"[A-Za-z][A-Za-z0-9]*", heading)
+        joined = "".join(word[0].upper() + word[1:] for word in words) if len(words) > 1 else ""
+        found += [s for name in (*heading_classes([heading]), joined) if (s := singular(name))]
+    return found
+
+
+def singular(word: str) -> str | None:
+    """The singular of an English plural (Classes -> Class, Entries -> Entry), or None."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return None
+
+
 def _auxiliary_part(path: str) -> str | None:
     parts = PurePosixPath(path).parts[:-1]
     return next((p for p in parts if p.lower() in _AUXILIARY_DIRECTORIES), None)
@@ -182,6 +212,14 @@ class Resolver:
                     self._by_qualified.setdefault(public_name, [])
                     if node_id not in self._by_qualified[public_name]:
                         self._by_qualified[public_name].append(node_id)
+        # What a package exports at its top level (`pkg.load`), by its own name or a re-export.
+        self._top_level = {
+            node_id
+            for qualified, node_ids in self._by_qualified.items()
+            if qualified.count(".") == 1
+            for node_id in node_ids
+            if self.nodes[node_id].kind != "module" and node_id in self._public
+        }
         for qualified, node_ids in list(self._by_qualified.items()):
             segments = qualified.split(".")
             for cut in range(1, len(segments) - 1):
@@ -258,6 +296,8 @@ class Resolver:
         dotted = "." in identifier
         candidates = list(self._by_suffix.get(identifier, [])) if dotted else []
         candidates = candidates or found or list(self._by_name.get(identifier, []))
+        if not candidates and marked and (one := singular(identifier)):  # [Docstrings][]
+            candidates = list(self._by_name.get(one, []))
         if called:  # among what goes by that name (`f()` of a module f and its function f)
             named = (*candidates, *self._by_name.get(identifier, []))
             callables = list(dict.fromkeys(n for n in named if self.nodes[n].kind in _CALLABLE_KINDS))
@@ -265,7 +305,7 @@ class Resolver:
             called = bool(callables)  # `hsl()` of CSS is no call of a same-named property
         if not candidates:
             return None
-        members = self._in_context(candidates, context)
+        members = self._in_context(candidates, context, marked=marked)
         if members is not None:
             return members
         common = not dotted and bool(_COMMON_WORD.fullmatch(identifier))
@@ -275,6 +315,10 @@ class Resolver:
         local = [n for n in best if self.nodes[n].path == context.document_path]
         if local:
             return Choice(local, Reason.SAME_FILE)
+        if len(best) > 1:  # with no class in context, a name means the package's export, not a
+            # method of the same name; unless the document's part of the tree has its own
+            exported = [n for n in self._nearest(best, context.document_path) if n in self._top_level]
+            best = exported or best
         if len(best) == 1 and self.tier(best[0], context) == 0:
             return Choice(best, Reason.UNIQUE_PUBLIC)
         if common or len(best) > MAX_CANDIDATES:
@@ -306,7 +350,9 @@ class Resolver:
         if head in self._top_modules:
             return False
         if "." not in identifier:
-            return identifier in _BUILTINS or (identifier in _STDLIB and not called)
+            # A bare `__init__` or `__all__` is Python's protocol, not one class's member.
+            dunder = _DUNDER.fullmatch(identifier) is not None
+            return dunder or identifier in _BUILTINS or (identifier in _STDLIB and not called)
         return head in _STDLIB
 
     def _best(self, candidates: Sequence[str], context: Context | None) -> list[str]:
@@ -315,11 +361,13 @@ class Resolver:
         best = min(self.tier(n, context) for n in unique)
         return [n for n in unique if self.tier(n, context) == best]
 
-    def _in_context(self, candidates: Sequence[str], context: Context) -> Choice | None:
+    def _in_context(self, candidates: Sequence[str], context: Context, *, marked: bool) -> Choice | None:
         """A member of a class the heading, the page, or the text just before names."""
         owners = {n: self.nodes[n].qualified_name.rpartition(".")[0] for n in candidates}
+        plurals = context.heading_plurals if marked else []
         for names, reason in (
             (reversed(context.heading_classes), Reason.HEADING_CONTEXT),
+            (reversed(plurals), Reason.HEADING_CONTEXT),
             (
                 (self.nodes[c].qualified_name for c in reversed(context.recent_classes)),
                 Reason.TEXT_CONTEXT,

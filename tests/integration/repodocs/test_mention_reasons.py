@@ -80,3 +80,41 @@ async def test_each_link_carries_its_reason_and_references_come_first(
         ("services/orders/README.md", pb.MENTION_REASON_NEAREST_DEFINITION)
     ]
     assert cited[by_path["services/billing/limits.py"]] == []
+
+
+# Go and TypeScript name their public API their own way: an index module re-exports a package's
+# classes; a Go name is exported when capitalised, and `internal/` and `_test.go` are not the API.
+API_FILES = {
+    "web/src/ui/grid.ts": "export class DataGrid {\n  render(): void {}\n}\n",
+    "web/src/ui/index.ts": "export { DataGrid } from './grid';\n",
+    "web/README.md": "# Web\n\nEvery table on the site is a `ui.DataGrid`.\n",
+    "store/store.go": "package store\n\nfunc Open(path string) error { return nil }\n",
+    "internal/db/db.go": "package db\n\nfunc Open(path string) error { return nil }\n",
+    "store/store_test.go": "package store_test\n\nfunc Open(path string) error { return nil }\n",
+    "docs/storage.md": "# Storage\n\n`Open` a store before the first write.\n",
+}
+
+
+async def test_go_and_typescript_mentions_resolve_to_the_public_api(service: Running, tmp_path: Path) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", API_FILES)
+    repository = await service.register("api", clone_url=str(origin.root))
+    sync = await service.sync(repository.id)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+
+    hits = await service.stub.SearchCode(
+        pb.SearchCodeRequest(repository_ids=[repository.id], query="Open DataGrid", limit=20, symbol_weight=1)
+    )
+    by_path = {(hit.node.path, hit.node.name): hit.node.id for hit in hits.hits}
+    related = await service.stub.GetRelatedDocChunks(
+        pb.GetRelatedDocChunksRequest(repository_ids=[repository.id], code_node_ids=list(by_path.values()))
+    )
+    cited = {
+        entry.code_node_id: [(c.chunk.path, c.reason) for c in entry.chunks] for entry in related.related
+    }
+    assert cited[by_path["web/src/ui/grid.ts", "DataGrid"]] == [
+        ("web/README.md", pb.MENTION_REASON_QUALIFIED_NAME)
+    ]
+    assert cited[by_path["store/store.go", "Open"]] == [("docs/storage.md", pb.MENTION_REASON_UNIQUE_PUBLIC)]
+    assert cited[by_path["internal/db/db.go", "Open"]] == []
+    assert cited[by_path["store/store_test.go", "Open"]] == []

@@ -44,6 +44,14 @@ NODES = [
     Node("type_alias", "TypeAlias", "pkg._models.TypeAlias", "pkg/_models.py", "class"),
     Node("alias_value", "value", "pkg._models.TypeAlias.value", "pkg/_models.py", "attribute"),
     Node("docstring", "Docstring", "pkg._models.Docstring", "pkg/_models.py", "class"),
+    # Go: exported names are capitalised, `internal/` is private, `_test.go` files are tests.
+    Node("go_open", "Open", "store.Open", "store/store.go", "function"),
+    Node("go_internal_open", "Open", "internal.db.Open", "internal/db/db.go", "function"),
+    Node("go_test_open", "Open", "store.Open", "store/store_test.go", "function"),
+    Node("go_close", "close", "store.close", "store/store.go", "function"),
+    Node("go_db_close", "close", "db.close", "db/db.go", "function"),
+    # TypeScript: an index module re-exports the package's API.
+    Node("ts_grid", "DataGrid", "ui.grid.DataGrid", "web/src/ui/grid.ts", "class"),
 ]
 ALIASES = [
     Alias(name="pkg.Table", target="pkg._table.Table", public=True),
@@ -51,6 +59,7 @@ ALIASES = [
     Alias(name="pkg.Loader", target="pkg._loader.Loader", public=True),
     Alias(name="pkg.TypeAlias", target="pkg._models.TypeAlias", public=True),
     Alias(name="pkg.Docstring", target="pkg._models.Docstring", public=True),
+    Alias(name="ui.DataGrid", target="ui.grid.DataGrid", public=True),
 ]
 RESOLVER = Resolver(NODES, ALIASES)
 
@@ -111,6 +120,13 @@ def resolve(
         ("__init__", {}, None),
         ("__init__", {"marked": True}, None),
         ("Table.__init__", {}, (["init"], Reason.UNIQUE_PUBLIC)),
+        # Go's exported definition ahead of an internal package's and a test file's.
+        ("Open", {}, (["go_open"], Reason.UNIQUE_PUBLIC)),
+        ("store.Open", {}, (["go_open"], Reason.QUALIFIED_NAME)),
+        # ...and unexported names are private alike: none is the public one.
+        ("close", {"called": True}, None),
+        # The name a TypeScript package's index exports.
+        ("ui.DataGrid", {}, (["ts_grid"], Reason.QUALIFIED_NAME)),
         # A bare common word links only with context, or written as a call.
         ("value", {}, None),
         ("parse", {}, None),

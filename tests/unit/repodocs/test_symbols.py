@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from cograph_repodocs.domain.symbols import (
+    Alias,
     Language,
     Symbol,
     SymbolKind,
+    extract,
     extract_symbols,
     language_for_path,
     module_path,
@@ -341,6 +343,29 @@ def test_typescript_symbols() -> None:
     ]
     find = next(s for s in extract_symbols("web/src/data/repository.ts", TYPESCRIPT) if s.name == "find")
     assert find.signature == "async find(id: string): Promise<T> {"
+
+
+INDEX = """\
+import { Table as T, Row } from './table';
+import { render } from 'react-dom';
+export { Table, Column as Col } from './table/index.js';
+export * from './widgets';
+export { T, Row as Line, render };
+export const version = 1;
+export { version as VERSION };
+export { Theme } from '../../../../outside';
+"""
+
+
+def test_a_typescript_index_re_exports_its_modules_names_as_the_package_api() -> None:
+    # Packages (`react-dom`), `export *` and paths that leave the checkout are not followed.
+    assert extract("web/src/ui/index.ts", INDEX).aliases == [
+        Alias(name="ui.Table", target="ui.table.Table", public=True),
+        Alias(name="ui.Col", target="ui.table.Column", public=True),
+        Alias(name="ui.T", target="ui.table.Table", public=True),
+        Alias(name="ui.Line", target="ui.table.Row", public=True),
+        Alias(name="ui.VERSION", target="ui.version", public=True),
+    ]
 
 
 TSX = """\

@@ -170,6 +170,14 @@ def singular(word: str) -> str | None:
     return None
 
 
+def _go_unexported(node: Node) -> bool:
+    """Go's visibility: a lower-case identifier is the package's own, and an `internal/` package
+    is importable only from its parent's tree."""
+    if not node.path.endswith(".go"):
+        return False
+    return node.name[:1].islower() or "internal" in PurePosixPath(node.path).parts[:-1]
+
+
 def _auxiliary_part(path: str) -> str | None:
     parts = PurePosixPath(path).parts[:-1]
     return next((p for p in parts if p.lower() in _AUXILIARY_DIRECTORIES), None)
@@ -198,6 +206,7 @@ class Resolver:
             node_id
             for node_id, node in self.nodes.items()
             if not any(s.startswith("_") and not s.startswith("__") for s in node.qualified_name.split("."))
+            and not _go_unexported(node)
         }
         for alias in self._aliases.values():
             if not alias.public or any(s.startswith("_") for s in alias.name.split(".")):
@@ -258,6 +267,8 @@ class Resolver:
         node = self.nodes[node_id]
         directories = [p.lower() for p in PurePosixPath(node.path).parts[:-1]]
         auxiliary = next((p for p in directories if p in _AUXILIARY_DIRECTORIES), None)
+        if node.path.endswith("_test.go"):  # Go's tests live beside the code they test
+            auxiliary = auxiliary or "tests"
         if auxiliary is not None and not (context is not None and context.auxiliary == auxiliary):
             return 3
         if any(_LEGACY.match(p) for p in directories) or any(

@@ -5,6 +5,7 @@ The grammars are the compiled PyPI wheels: nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
@@ -146,7 +147,9 @@ def extract(path: str, source: str | bytes, module: str | None = None) -> Extrac
     elif language is Language.GO:
         collect.go(root, path)
     else:
-        collect.script(root, module if module is not None else module_path(path, language))
+        name = module if module is not None else module_path(path, language)
+        collect.script(root, name)
+        collect.script_reexports(root, name, path)
     return Extracted(collect.symbols, collect.aliases)
 
 
@@ -482,6 +485,28 @@ class _Collector:
                 if body is not None:
                     self._script_members(body, _join(scope, _text(name)))
 
+    def script_reexports(self, root: Node, module: str, path: str) -> None:
+        """What the module exports from its project's other modules: `export { A as B } from
+        './a'`, or `export { A }` of a name it imports from one (an `index.ts` that makes the
+        package's API). Packages and `export *` are not followed."""
+        imported: dict[str, str] = {}
+        for statement in root.named_children:
+            source = statement.child_by_field_name("source")
+            origin = _script_module(path, _text(source)[1:-1]) if source is not None else None
+            if statement.type == "import_statement" and origin is not None:
+                for original, local in _script_specifiers(statement, "import_specifier"):
+                    imported[local] = _join(origin, original)
+            elif statement.type == "export_statement":
+                for original, exported in _script_specifiers(statement, "export_specifier"):
+                    if origin is not None:
+                        target: str | None = _join(origin, original)
+                    else:  # a name imported above, or one of its own under another name
+                        target = imported.get(original) or (
+                            _join(module, original) if exported != original else None
+                        )
+                    if target is not None:
+                        self.aliases.append(Alias(name=_join(module, exported), target=target, public=True))
+
     def _script_members(self, body: Node, scope: str) -> None:
         for member in body.named_children:
             if member.type == "method_definition":
@@ -495,6 +520,33 @@ class _Collector:
                 value = member.child_by_field_name("value")
                 if name is not None and value is not None and value.type in _FUNCTION_VALUES:
                     self.add(name, member, SymbolKind.METHOD, scope)
+
+
+def _script_specifiers(statement: Node, kind: str) -> Iterator[tuple[str, str]]:
+    """(name, local name) of each `{ name as local }` of an import or export statement."""
+    stack = list(statement.named_children)
+    while stack:
+        node = stack.pop(0)
+        if node.type == kind:
+            name = _text(node.child_by_field_name("name"))
+            alias = node.child_by_field_name("alias")
+            if name:
+                yield name, _text(alias) if alias is not None else name
+        elif node.type in ("import_clause", "named_imports", "export_clause"):
+            stack.extend(node.named_children)
+
+
+def _script_module(path: str, specifier: str) -> str | None:
+    """The module a relative import specifier names from `path` (`./table.js` -> `pkg.table`);
+    None for a package (`react`) or a path that leaves the checkout."""
+    if not specifier.startswith("."):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), specifier))
+    if joined.startswith(".."):
+        return None
+    stem, extension = posixpath.splitext(joined)
+    bare = stem if extension in _EXTENSIONS else joined
+    return module_path(bare + ".ts", Language.TYPESCRIPT) or None
 
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})

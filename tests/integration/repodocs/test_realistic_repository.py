@@ -224,18 +224,26 @@ async def test_a_realistic_repository_end_to_end(service: Running, tmp_path: Pat
         languages = {
             r["language"] for r in await connection.fetch("SELECT language FROM repodocs.code_nodes")
         }
-        # Every chunk and every node carries its vector with the model and dimension that made it.
+        # Every chunk and every definition carries its vector with the model and dimension that
+        # made it; modules, variables and attributes, there for docs to link to, carry none.
         not_embedded = "embedding IS NULL OR embedding_model <> 'all-MiniLM-L6-v2' OR embedding_dim <> 384"
+        members = "kind IN ('module', 'variable', 'attribute')"
         unembedded = await connection.fetchval(
             f"SELECT (SELECT count(*) FROM repodocs.repo_document_chunks WHERE {not_embedded})"
-            f"     + (SELECT count(*) FROM repodocs.code_nodes WHERE {not_embedded})"
+            f"     + (SELECT count(*) FROM repodocs.code_nodes WHERE NOT {members} AND ({not_embedded}))"
         )
-        dims = await connection.fetchval("SELECT vector_dims(embedding) FROM repodocs.code_nodes LIMIT 1")
+        member_vectors = await connection.fetchval(
+            f"SELECT count(embedding) FROM repodocs.code_nodes WHERE {members}"
+        )
+        dims = await connection.fetchval(
+            "SELECT vector_dims(embedding) FROM repodocs.code_nodes WHERE embedding IS NOT NULL LIMIT 1"
+        )
     finally:
         await connection.close()
     assert names == CODE_NODES
     assert languages == {"python", "go", "typescript", "javascript"}
     assert unembedded == 0
+    assert member_vectors == 0
     assert dims == 384
     # README 4, install 1, usage 2, architecture 1, the example's load_settings() and main() (its
     # own main: a name defined in the document's own file wins over cmd/api's), the test's test_serve(),

@@ -194,6 +194,29 @@ def test_surviving_symbols_keep_their_ids_and_vectors() -> None:
     assert sorted(n.symbol.qualified_name for n in plan.to_embed) == ["m.X", "m.fresh", "m.resign"]
 
 
+def test_variables_and_attributes_are_indexed_without_a_vector() -> None:
+    source = (
+        "handlers = []\n\n\nclass Job:\n    retries: int = 3\n\n"
+        "    def __init__(self):\n        self.state = 'new'\n\n"
+        "    @property\n    def done(self):\n        return True\n"
+    )
+    plan = plan_nodes([parsed("jobs.py", source)], [], MODEL)
+    kinds = {n.symbol.qualified_name: n.symbol.kind.value for n in plan.inserts}
+    assert kinds == {
+        "jobs.handlers": "variable",
+        "jobs.Job": "class",
+        "jobs.Job.retries": "attribute",
+        "jobs.Job.__init__": "method",
+        "jobs.Job.state": "attribute",
+        "jobs.Job.done": "property",
+    }
+    assert sorted(n.symbol.qualified_name for n in plan.to_embed) == [
+        "jobs.Job",
+        "jobs.Job.__init__",
+        "jobs.Job.done",
+    ]
+
+
 def test_a_model_change_re_embeds_and_duplicates_match_in_order() -> None:
     source = "def f():\n    pass\n\n\ndef f():\n    return 1\n"
     existing = stored_nodes("d.py", source, model=ModelInfo("old", 384))

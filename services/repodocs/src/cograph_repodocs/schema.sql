@@ -20,6 +20,7 @@
 --   0018 repository_sync_interval 91c78335caf0c6a46c69ae5bbf394d9fb8c24a5dfdf3b2bc7eeaa12c48011546
 --   0019 sync_progress b9997ec76970f23ecbb30b3ab1155834663406140a89fe021cd0d1bb6fc2421d
 --   0020 nearest_definition a655832927ee945370a4ae9a35aaa08da37915fbab25e3b01a7e54ab47610330
+--   0021 members_without_vectors b7eaa52aa176adfb0a831264cd9aee80e221faa89905f5823f4e106cb6abc345
 
 CREATE SCHEMA repodocs;
 

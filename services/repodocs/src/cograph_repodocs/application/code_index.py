@@ -19,7 +19,14 @@ import msgspec
 from cograph_embeddings import ModelInfo
 from cograph_repodocs.application.progress import SyncProgress
 from cograph_repodocs.domain.discovery import MAX_PATH_BYTES, NOTHING_IGNORED, GitIgnored, entered_directories
-from cograph_repodocs.domain.symbols import Alias, Symbol, extract, language_for_path, python_modules
+from cograph_repodocs.domain.symbols import (
+    EMBEDDED_KINDS,
+    Alias,
+    Symbol,
+    extract,
+    language_for_path,
+    python_modules,
+)
 from cograph_repodocs.opening import NotReadable, read_inside
 from cograph_repodocs.stores.code import NewNode, StoredNode
 from cograph_repodocs.stores.syncs import Skipped
@@ -181,11 +188,12 @@ def plan_nodes(parsed: list[ParsedFile], existing: list[StoredNode], model: Mode
                 old = candidates.popleft()
                 node = NewNode(old.id, symbol)
                 updates.append(node)
-                if old.signature != symbol.signature or not old.embedded_by(model):
-                    to_embed.append(node)
+                stale = old.signature != symbol.signature or not old.embedded_by(model)
             else:
                 node = NewNode(uuid.uuid4(), symbol)
                 inserts.append(node)
+                stale = True
+            if stale and symbol.kind in EMBEDDED_KINDS:
                 to_embed.append(node)
     deletes = [stored.id for left in pool.values() for stored in left]
     return NodePlan(inserts=inserts, updates=updates, deletes=deletes, to_embed=to_embed)

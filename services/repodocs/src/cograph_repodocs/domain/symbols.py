@@ -46,6 +46,23 @@ class SymbolKind(StrEnum):
     """A method decorated as a property."""
 
 
+# The kinds the dense code search holds a vector of: definitions with a body or a value of their
+# own. Modules, module variables and class attributes are indexed for docs to link to and are found
+# by name; their one line (`self.bases = bases`) tells a vector nothing the name does not, and each
+# vector costs an embedding and an HNSW insert (on textual, a third of all nodes).
+EMBEDDED_KINDS = frozenset(
+    {
+        SymbolKind.FUNCTION,
+        SymbolKind.CLASS,
+        SymbolKind.METHOD,
+        SymbolKind.PROPERTY,
+        SymbolKind.TYPE,
+        SymbolKind.INTERFACE,
+        SymbolKind.CONSTANT,
+    }
+)
+
+
 class Symbol(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     qualified_name: str

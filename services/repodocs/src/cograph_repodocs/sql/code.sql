@@ -17,11 +17,12 @@ WHERE repository_id = $1 AND path = ANY($2::text[])
 ORDER BY path, start_line, id;
 
 -- name: select_nodes_to_embed
--- Nodes whose vector is missing or came from another model ($2), or from this model at another
--- dimension ($3): the dense stream would never find them.
+-- Nodes of the embedded kinds ($4) whose vector is missing or came from another model ($2), or
+-- from this model at another dimension ($3): the dense stream would never find them.
 SELECT id, path, name, qualified_name, kind, signature, start_line, embedding_model, embedding_dim
 FROM code_nodes
-WHERE repository_id = $1 AND (embedding_model IS DISTINCT FROM $2 OR embedding_dim IS DISTINCT FROM $3)
+WHERE repository_id = $1 AND kind = ANY($4::text[])
+  AND (embedding_model IS DISTINCT FROM $2 OR embedding_dim IS DISTINCT FROM $3)
 ORDER BY path, start_line, id;
 
 -- name: delete_nodes

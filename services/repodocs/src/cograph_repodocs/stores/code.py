@@ -13,7 +13,7 @@ from pgvector import Vector
 
 from cograph_db import Connection, Queries
 from cograph_embeddings import ModelInfo
-from cograph_repodocs.domain.symbols import Alias, Symbol, SymbolKind
+from cograph_repodocs.domain.symbols import EMBEDDED_KINDS, Alias, Symbol, SymbolKind
 
 SQL = Queries.load("cograph_repodocs.sql", "code.sql")
 
@@ -78,8 +78,15 @@ class CodeStore:
         return [msgspec.convert(dict(row), StoredNode) for row in rows]
 
     async def nodes_to_embed(self, repository_id: uuid.UUID, model: ModelInfo) -> list[StoredNode]:
-        """Nodes whose vector is missing or was not made by `model` at its dimension."""
-        rows = await self._db.fetch(SQL.select_nodes_to_embed, repository_id, model.name, model.dimension)
+        """Nodes of the embedded kinds whose vector is missing or was not made by `model` at its
+        dimension."""
+        rows = await self._db.fetch(
+            SQL.select_nodes_to_embed,
+            repository_id,
+            model.name,
+            model.dimension,
+            sorted(kind.value for kind in EMBEDDED_KINDS),
+        )
         return [msgspec.convert(dict(row), StoredNode) for row in rows]
 
     async def delete_files(self, repository_id: uuid.UUID, paths: Sequence[str]) -> None:

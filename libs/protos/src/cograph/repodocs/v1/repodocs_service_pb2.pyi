@@ -622,20 +622,34 @@ class GetDocsPageRequest(_message.Message):
     def __init__(self, repository_id: _Optional[str] = ..., slug: _Optional[str] = ...) -> None: ...
 
 class GetDocsPageResponse(_message.Message):
-    __slots__ = ("document", "toc", "siblings", "previous", "next", "related_code")
+    __slots__ = ("document", "toc", "siblings", "previous", "next", "related_code", "related_code_mentions")
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
     TOC_FIELD_NUMBER: _ClassVar[int]
     SIBLINGS_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_FIELD_NUMBER: _ClassVar[int]
     NEXT_FIELD_NUMBER: _ClassVar[int]
     RELATED_CODE_FIELD_NUMBER: _ClassVar[int]
+    RELATED_CODE_MENTIONS_FIELD_NUMBER: _ClassVar[int]
     document: Document
     toc: _containers.RepeatedCompositeFieldContainer[TocEntry]
     siblings: _containers.RepeatedCompositeFieldContainer[PageLink]
     previous: PageLink
     next: PageLink
     related_code: _containers.RepeatedCompositeFieldContainer[CodeNode]
-    def __init__(self, document: _Optional[_Union[Document, _Mapping]] = ..., toc: _Optional[_Iterable[_Union[TocEntry, _Mapping]]] = ..., siblings: _Optional[_Iterable[_Union[PageLink, _Mapping]]] = ..., previous: _Optional[_Union[PageLink, _Mapping]] = ..., next: _Optional[_Union[PageLink, _Mapping]] = ..., related_code: _Optional[_Iterable[_Union[CodeNode, _Mapping]]] = ...) -> None: ...
+    related_code_mentions: _containers.RepeatedCompositeFieldContainer[PageMention]
+    def __init__(self, document: _Optional[_Union[Document, _Mapping]] = ..., toc: _Optional[_Iterable[_Union[TocEntry, _Mapping]]] = ..., siblings: _Optional[_Iterable[_Union[PageLink, _Mapping]]] = ..., previous: _Optional[_Union[PageLink, _Mapping]] = ..., next: _Optional[_Union[PageLink, _Mapping]] = ..., related_code: _Optional[_Iterable[_Union[CodeNode, _Mapping]]] = ..., related_code_mentions: _Optional[_Iterable[_Union[PageMention, _Mapping]]] = ...) -> None: ...
+
+class PageMention(_message.Message):
+    __slots__ = ("code_node_id", "mention", "form", "reason")
+    CODE_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    MENTION_FIELD_NUMBER: _ClassVar[int]
+    FORM_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    code_node_id: str
+    mention: str
+    form: MentionForm
+    reason: MentionReason
+    def __init__(self, code_node_id: _Optional[str] = ..., mention: _Optional[str] = ..., form: _Optional[_Union[MentionForm, str]] = ..., reason: _Optional[_Union[MentionReason, str]] = ...) -> None: ...
 
 class Chunk(_message.Message):
     __slots__ = ("id", "document_id", "repository_id", "chunk_index", "heading_path", "content", "path", "slug", "kind", "heading_anchor", "embedding_model")

@@ -1,7 +1,8 @@
 """Each link from a docs chunk to a symbol says why it points there, through the real gRPC server:
 an explicit reference to its stated target, a name the document imports, the only public
 definition of a name, the definition nearest the document; a reference is the most deliberate
-mention, listed first."""
+mention, listed first. A docs page says, for each symbol it links to, which of its mentions does
+and why."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from integration.repodocs.helpers import GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
+from cograph_db import connect
 
 FILES = {
     "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
@@ -118,3 +120,53 @@ async def test_go_and_typescript_mentions_resolve_to_the_public_api(service: Run
     assert cited[by_path["store/store.go", "Open"]] == [("docs/storage.md", pb.MENTION_REASON_UNIQUE_PUBLIC)]
     assert cited[by_path["internal/db/db.go", "Open"]] == []
     assert cited[by_path["store/store_test.go", "Open"]] == []
+
+
+# One page mentioning `Field` three ways: its reference is the mention shown, though it comes last.
+GUIDE = (
+    "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
+    "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
+    "about [`Field`][acme.fields.Field].\n\n"
+    "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
+)
+
+
+async def test_a_docs_page_says_how_it_mentions_each_symbol_and_why(
+    service: Running, database: str, tmp_path: Path
+) -> None:
+    origin = GitRepo(tmp_path / "origin")
+    origin.commit("first", {**FILES, "docs/guide.md": GUIDE})
+    repository = await service.register("page-reasons", clone_url=str(origin.root))
+    sync = await service.sync(repository.id)
+    assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error
+
+    async def page() -> pb.GetDocsPageResponse:
+        request = pb.GetDocsPageRequest(repository_id=repository.id, slug="guide")
+        return await service.stub.GetDocsPage(request)
+
+    shown = await page()
+    # related_code stays as old clients read it: in the order the page first mentions each node.
+    assert [n.qualified_name for n in shown.related_code] == [
+        "acme.fields.describe_field",
+        "acme.fields.Field",
+        "acme.fields.Field.validate",
+    ]
+    assert [m.code_node_id for m in shown.related_code_mentions] == [n.id for n in shown.related_code]
+    assert [(m.mention, m.form, m.reason) for m in shown.related_code_mentions] == [
+        ("describe_field", pb.MENTION_FORM_CALL, pb.MENTION_REASON_UNIQUE_PUBLIC),
+        # `Field` (imported by the page's code) comes first, but the reference is more deliberate.
+        ("Field", pb.MENTION_FORM_REFERENCE, pb.MENTION_REASON_EXPLICIT_TARGET),
+        ("validate", pb.MENTION_FORM_BACKTICK, pb.MENTION_REASON_HEADING_CONTEXT),
+    ]
+
+    # Links stored before reasons were say so (unspecified) until their chunks are linked again.
+    connection = await connect(database)
+    try:
+        await connection.execute("UPDATE repodocs.repo_document_chunk_mentions SET reason = NULL")
+    finally:
+        await connection.close()
+    before = await page()
+    assert [n.id for n in before.related_code] == [n.id for n in shown.related_code]
+    assert {m.reason for m in before.related_code_mentions} == {pb.MENTION_REASON_UNSPECIFIED}
+    assert (await service.sync(repository.id, force_relink=True)).status == pb.SYNC_STATUS_SUCCESS
+    assert list((await page()).related_code_mentions) == list(shown.related_code_mentions)

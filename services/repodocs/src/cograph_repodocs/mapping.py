@@ -285,6 +285,15 @@ def page_to_pb(page: DocsPage) -> pb.GetDocsPageResponse:
         previous=_link(nav.previous),
         next=_link(nav.next),
         related_code=[node_to_pb(n) for n in page.related_code],
+        related_code_mentions=[
+            pb.PageMention(
+                code_node_id=str(n.id),
+                mention=n.mention,
+                form=FORM_TO_PB[n.form],
+                reason=_reason_to_pb(n.reason),
+            )
+            for n in page.related_code
+        ],
     )
 
 
@@ -329,6 +338,11 @@ def content_match_to_pb(match: ContentMatch) -> pb.ContentMatch:
     )
 
 
+def _reason_to_pb(reason: Reason | None) -> pb.MentionReason:
+    """Unspecified for a link stored before reasons were."""
+    return REASON_TO_PB[reason] if reason else pb.MENTION_REASON_UNSPECIFIED
+
+
 def related_to_pb(related: Related) -> list[pb.RelatedDocChunks]:
     """One entry per node found, in the order asked; a node nothing mentions has no chunks."""
     by_node: dict[uuid.UUID, list[pb.RelatedDocChunk]] = {node_id: [] for node_id in related.node_ids}
@@ -338,7 +352,7 @@ def related_to_pb(related: Related) -> list[pb.RelatedDocChunks]:
                 chunk=chunk_to_pb(row),
                 document_title=row.document_title,
                 form=FORM_TO_PB[row.form],
-                reason=REASON_TO_PB[row.reason] if row.reason else pb.MENTION_REASON_UNSPECIFIED,
+                reason=_reason_to_pb(row.reason),
             )
         )
     return [

@@ -31,7 +31,7 @@ from cograph_repodocs.domain.docs_tree import (
 )
 from cograph_repodocs.domain.headings import find_headings
 from cograph_repodocs.domain.model import Heading
-from cograph_repodocs.stores.code import CodeNodeRow, CodeStore
+from cograph_repodocs.stores.code import CodeStore, MentionedNodeRow
 from cograph_repodocs.stores.documents import (
     ChunkRow,
     ContentMatch,
@@ -46,7 +46,8 @@ from cograph_repodocs.stores.repositories import RepositoryStore
 class DocsPage(msgspec.Struct, frozen=True, kw_only=True):
     document: DocumentRow
     nav: PageNav
-    related_code: list[CodeNodeRow]
+    related_code: list[MentionedNodeRow]
+    """The code the page mentions, in the order it first mentions each, with how and why."""
 
 
 class Related(msgspec.Struct, frozen=True):

@@ -47,26 +47,40 @@ SELECT id FROM code_nodes WHERE id = ANY($1::uuid[]) AND repository_id = ANY($2:
 SELECT count(*) FROM code_nodes WHERE repository_id = $1;
 
 -- name: select_nodes_mentioned_by_document
--- The code a docs page discusses, in the order the page first mentions it.
-SELECT n.id, n.repository_id, n.name, n.qualified_name, n.kind, n.language, n.path, n.start_line, n.end_line,
-       n.signature
-FROM code_nodes n
-JOIN (
-    -- Its first chunk, and where in that chunk it is first mentioned (0-based); for a link stored
-    -- before migration 0013 recorded the offset, where its name first stands as a whole word.
-    SELECT DISTINCT ON (m.code_node_id) m.code_node_id, k.chunk_index AS first_chunk,
+-- The code a docs page discusses, in the order the page first mentions it, each with its most
+-- deliberate mention on the page and why that mention resolved to it.
+WITH page_mentions AS (
+    -- Where in its chunk each mention stands (0-based); for a link stored before migration 0013
+    -- recorded the offset, where its node's name first stands as a whole word.
+    SELECT m.code_node_id, m.form, m.mention, m.reason, k.chunk_index,
            coalesce(m.mention_start,
                     nullif(regexp_instr(k.content, '(?<![[:alnum:]_$])'
                                         || regexp_replace(c.name, '([^[:alnum:]_])', '\\\1', 'g')
                                         || '(?![[:alnum:]_$])'), 0) - 1)
-               AS first_offset
+               AS start
     FROM repo_document_chunk_mentions m
     JOIN repo_document_chunks k ON k.id = m.chunk_id
     JOIN code_nodes c ON c.id = m.code_node_id
     WHERE k.document_id = $1
-    ORDER BY m.code_node_id, k.chunk_index
-) mentioned ON mentioned.code_node_id = n.id
-ORDER BY mentioned.first_chunk, mentioned.first_offset NULLS LAST, n.qualified_name, n.id;
+), first_mentions AS (
+    SELECT DISTINCT ON (code_node_id) code_node_id, chunk_index AS first_chunk, start AS first_offset
+    FROM page_mentions
+    ORDER BY code_node_id, chunk_index, start NULLS LAST
+), chosen AS (
+    -- The most deliberate form first, as select_related_chunks ranks them (a reference that states
+    -- its target, a backticked name, a call, then a dotted name); of one form, the first.
+    SELECT DISTINCT ON (code_node_id) code_node_id, form, mention, reason
+    FROM page_mentions
+    ORDER BY code_node_id,
+             CASE form WHEN 'reference' THEN 0 WHEN 'backtick' THEN 1 WHEN 'call' THEN 2 ELSE 3 END,
+             chunk_index, start NULLS LAST
+)
+SELECT n.id, n.repository_id, n.name, n.qualified_name, n.kind, n.language, n.path, n.start_line, n.end_line,
+       n.signature, chosen.mention, chosen.form, chosen.reason
+FROM code_nodes n
+JOIN first_mentions f ON f.code_node_id = n.id
+JOIN chosen ON chosen.code_node_id = n.id
+ORDER BY f.first_chunk, f.first_offset NULLS LAST, n.qualified_name, n.id;
 
 -- name: delete_aliases_of_files
 DELETE FROM code_aliases WHERE repository_id = $1 AND path = ANY($2::text[]);

@@ -13,6 +13,8 @@ from pgvector import Vector
 
 from cograph_db import Connection, Queries
 from cograph_embeddings import ModelInfo
+from cograph_repodocs.domain.mentions import MentionForm
+from cograph_repodocs.domain.resolution import Reason
 from cograph_repodocs.domain.symbols import EMBEDDED_KINDS, Alias, Symbol, SymbolKind
 
 SQL = Queries.load("cograph_repodocs.sql", "code.sql")
@@ -58,6 +60,15 @@ class CodeNodeRow(Symbol, frozen=True, kw_only=True):
 
     id: uuid.UUID
     repository_id: uuid.UUID
+
+
+class MentionedNodeRow(CodeNodeRow, frozen=True, kw_only=True):
+    """A node a docs page mentions, with the page's most deliberate mention of it."""
+
+    mention: str
+    """The identifier as the page writes it."""
+    form: MentionForm
+    reason: Reason | None  # None: linked before reasons were stored
 
 
 class NewNode(msgspec.Struct, frozen=True):
@@ -195,6 +206,8 @@ class CodeStore:
         count: int = await self._db.fetchval(SQL.count_nodes, repository_id)
         return count
 
-    async def mentioned_by_document(self, document_id: uuid.UUID) -> list[CodeNodeRow]:
+    async def mentioned_by_document(self, document_id: uuid.UUID) -> list[MentionedNodeRow]:
+        """The nodes the document mentions, in the order it first mentions them, each with its most
+        deliberate mention there (a reference, a backticked name, a call, a dotted name)."""
         rows = await self._db.fetch(SQL.select_nodes_mentioned_by_document, document_id)
-        return [msgspec.convert(dict(row), CodeNodeRow) for row in rows]
+        return [msgspec.convert(dict(row), MentionedNodeRow) for row in rows]

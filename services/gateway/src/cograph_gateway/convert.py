@@ -104,14 +104,14 @@ _SYNC_PHASE: dict[int, s.SyncPhaseName] = {
     rpb.SYNC_PHASE_EMBED: "embed",
     rpb.SYNC_PHASE_LINK: "link",
 }
-_MENTION_FORM = {
+_MENTION_FORM: dict[int, s.MentionFormName] = {
     rpb.MENTION_FORM_BACKTICK: "backtick",
     rpb.MENTION_FORM_DOTTED: "dotted",
     rpb.MENTION_FORM_CALL: "call",
     rpb.MENTION_FORM_REFERENCE: "reference",
 }
 # Why a mention links to its symbol; "" for a link stored before reasons were.
-_MENTION_REASON = {
+_MENTION_REASON: dict[int, s.MentionReasonName] = {
     rpb.MENTION_REASON_EXPLICIT_TARGET: "explicit_target",
     rpb.MENTION_REASON_DOCUMENT_IMPORT: "document_import",
     rpb.MENTION_REASON_HEADING_CONTEXT: "heading_context",
@@ -565,6 +565,15 @@ def docs_page_from_pb(message: rpb.GetDocsPageResponse) -> s.DocsPage:
         previous=_page_link(message.previous, message.HasField("previous")),
         next=_page_link(message.next, message.HasField("next")),
         related_code=[code_node_from_pb(n) for n in message.related_code],
+        related_code_mentions=[
+            s.PageMention(
+                node_id=m.code_node_id,
+                mention=m.mention,
+                form=_MENTION_FORM.get(m.form, "unknown"),
+                reason=_MENTION_REASON.get(m.reason, ""),
+            )
+            for m in message.related_code_mentions
+        ],
     )
 
 

@@ -27,6 +27,22 @@ SyncTriggerName = Literal["manual", "schedule", "registration", "webhook", "unkn
 SyncPhaseName = Literal["fetch", "discover", "chunk", "embed", "link"]
 # "embedding": the query was not embedded, and the answer is full text only.
 StoreName = Literal["code", "repo_docs", "collections", "embedding", "unknown"]
+# How prose names a symbol: reference ([text][pkg.Name], :class:`pkg.Name`), backtick, call, dotted.
+MentionFormName = Literal["reference", "backtick", "call", "dotted", "unknown"]
+# Why a mention links to its symbol (repodocs' domain/resolution.py); "" for a link stored before
+# reasons were, until the repository's next sync links it again.
+MentionReasonName = Literal[
+    "explicit_target",
+    "document_import",
+    "heading_context",
+    "text_context",
+    "qualified_name",
+    "unique_public",
+    "same_file",
+    "nearest_definition",
+    "name_match",
+    "",
+]
 
 
 def stated(**keywords: Any) -> Meta:
@@ -578,6 +594,23 @@ class CodeNode(msgspec.Struct):
     signature: str
 
 
+class PageMention(msgspec.Struct):
+    """How a docs page mentions one of the code nodes it links to, and why it points there."""
+
+    node_id: Annotated[str, Meta(description="The id of the related_code node it is about.")]
+    mention: Annotated[
+        str, Meta(description="The identifier as the page writes it, without backticks or parentheses.")
+    ]
+    form: MentionFormName
+    reason: Annotated[
+        MentionReasonName,
+        Meta(
+            description="Why the mention links to this node; empty for a link stored before reasons"
+            " were, until the repository's next sync links it again."
+        ),
+    ]
+
+
 class DocsPage(msgspec.Struct):
     document: RepoDocument
     toc: list[TocEntry]
@@ -586,6 +619,14 @@ class DocsPage(msgspec.Struct):
     next: PageLink | None
     # The code this page's chunks mention.
     related_code: list[CodeNode]
+    related_code_mentions: Annotated[
+        list[PageMention],
+        Meta(
+            description="For each related_code node, in its order: the page's most deliberate"
+            " mention of it (a reference, then a backticked name, a call, a dotted name; the first"
+            " of that form) and why it resolved there."
+        ),
+    ]
 
 
 class RepoChunk(msgspec.Struct):
@@ -607,13 +648,10 @@ class RepoChunk(msgspec.Struct):
 class RelatedDocChunk(msgspec.Struct):
     chunk: RepoChunk
     document_title: str
-    # How the chunk names the symbol: reference ([text][pkg.Name], :class:`pkg.Name`), backtick,
-    # dotted or call.
-    form: str
-    # Why the mention links to this symbol: explicit_target, document_import, heading_context,
-    # text_context, qualified_name, unique_public, same_file, nearest_definition or name_match;
-    # "" for a link stored before reasons were, until the repository's next sync links it again.
-    reason: str
+    # How the chunk names the symbol.
+    form: MentionFormName
+    # Why the mention links to this symbol.
+    reason: MentionReasonName
 
 
 class CodeStreamRanks(msgspec.Struct):

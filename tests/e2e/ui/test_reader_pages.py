@@ -1,12 +1,12 @@
 """The repository docs reader in Chromium: the page tree, the prose with its table of contents,
 previous/next, the file pill to the git host at the synced commit, the code a page mentions opening
-its lines; and an unreadable repository's pages answer exactly as a missing one's."""
+its lines, each with the page's mention of it and why it points there; and an unreadable
+repository's pages answer exactly as a missing one's."""
 
 from __future__ import annotations
 
 import subprocess
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -24,6 +24,20 @@ FILES = {
     "greeter/core.py": 'def greet(name: str = "world") -> str:\n    return f"hello {name}"\n',
 }
 WEB_URL = "https://git.example.com/acme/greeter/blob/main"
+# A page whose code is linked for three different reasons.
+FIELDS = {
+    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
+    "acme/fields.py": (
+        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
+        "def describe_field(field):\n    return repr(field)\n"
+    ),
+    "docs/guide.md": (
+        "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
+        "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
+        "about [`Field`][acme.fields.Field].\n\n"
+        "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
+    ),
+}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -31,17 +45,18 @@ def _git(root: Path, *args: str) -> str:
     return subprocess.run(command, cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-async def synced(cograph_up: RunningCograph, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    """A private repository of the administrator's, synced; answers its name and commit."""
-    root = tmp_path / "greeter"
-    for path, text in FILES.items():
+async def _register_and_sync(
+    cograph_up: RunningCograph, root: Path, files: dict[str, str], name: str
+) -> tuple[str, str]:
+    """These files committed in root, registered as a private repository of the administrator's
+    and synced; answers its host/owner/name and commit."""
+    for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     _git(root, "init", "--quiet", "--initial-branch", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "--quiet", "-m", "docs")
-    name = f"greeter-{uuid.uuid4().hex[:6]}"
+    name = f"{name}-{uuid.uuid4().hex[:6]}"
     body = {
         "host": "git.example.com",
         "owner": "acme",
@@ -56,7 +71,13 @@ async def synced(cograph_up: RunningCograph, tmp_path: Path) -> AsyncIterator[tu
         synced = await client.post(f"/api/repos/git.example.com/acme/{name}/sync?wait=true", timeout=300)
         assert synced.status_code == 200, synced.text
         assert synced.json()["status"] == "success", synced.text
-        yield f"git.example.com/acme/{name}", synced.json()["commit_sha"]
+        return f"git.example.com/acme/{name}", synced.json()["commit_sha"]
+
+
+@pytest.fixture
+async def synced(cograph_up: RunningCograph, tmp_path: Path) -> tuple[str, str]:
+    """A private repository of the administrator's, synced; answers its name and commit."""
+    return await _register_and_sync(cograph_up, tmp_path / "greeter", FILES, "greeter")
 
 
 async def _signed_in(browser: Browser, cograph_up: RunningCograph, who: str) -> Page:
@@ -117,6 +138,31 @@ async def test_the_reader_shows_tree_prose_contents_pills_and_code(
     assert "def greet" in await admin.locator("#L1").inner_text()
     await check_accessibility(admin)
     await screenshot(admin, "repos-file-range")
+
+
+async def test_each_piece_of_relevant_code_says_how_the_page_mentions_it_and_why(
+    browser: Browser, cograph_up: RunningCograph, tmp_path: Path
+) -> None:
+    repository, _ = await _register_and_sync(cograph_up, tmp_path / "fields", FIELDS, "fields")
+    admin = await _signed_in(browser, cograph_up, "admin")
+    await admin.goto(f"/repos/{repository}/docs/guide")
+    code = admin.get_by_role("complementary", name="On this page").locator("ul.code li")
+    # In the order the page first mentions each; in words, not colour: the text a reader sees.
+    shown = [" ".join((await entry.inner_text()).split()) for entry in await code.all()]
+    assert len(shown) == 3, shown
+    expected = [
+        ("acme.fields.describe_field", "as describe_field: the only public definition"),
+        # `Field` comes first as an imported name, but the explicit reference is the one shown.
+        ("acme.fields.Field", "as Field: linked explicitly"),
+        ("acme.fields.Field.validate", "as validate: member of the class the heading names"),
+    ]
+    for text, (name, why) in zip(shown, expected, strict=True):
+        assert text.startswith(name + " "), text
+        assert why in text, text
+    await check_accessibility(admin)
+    await screenshot(admin, "repos-reader-mention-reasons")
+    await code.nth(1).get_by_role("link", name="acme.fields.Field", exact=True).click()
+    await admin.wait_for_url("**/files/acme/fields.py?start=1&end=3")
 
 
 async def test_an_unreadable_repository_reads_as_a_missing_one(

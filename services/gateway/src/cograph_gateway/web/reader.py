@@ -1,6 +1,7 @@
 """The repository docs reader: /repos/:host/:owner/:name/docs, the spec's three columns (page tree,
 prose, table of contents) with sibling and previous/next navigation, file-reference pills to the git
-host at the synced commit, the code the page mentions, and the last sync.
+host at the synced commit, the code the page mentions (each with the mention and, in words, why it
+points there), and the last sync.
 
 A repository the viewer may not read answers exactly as a missing one, as REST does: the same
 operations raise the same 404, built from the request alone.
@@ -9,7 +10,7 @@ operations raise the same 404, built from the request alone.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from litestar import Controller, Request, get
 from litestar.di import NamedDependency, Provide
@@ -30,6 +31,45 @@ _MARKDOWN_PAGE = re.compile(r"\.(md|mdx|markdown)$", re.IGNORECASE)
 # A git host's file URL names a branch after /blob/ (GitHub, Gitea) or /-/blob/ (GitLab).
 _BLOB = re.compile(r"(/(?:-/)?blob/)[^/]+$")
 LineRange = Annotated[int, QueryParameter(ge=0, le=10_000_000)]
+
+# Why a page's mention points to its code, as the reader says it: one phrase per reason.
+REASON_PHRASES: dict[s.MentionReasonName, str] = {
+    "explicit_target": "linked explicitly",
+    "document_import": "imported in this page",
+    "heading_context": "member of the class the heading names",
+    "text_context": "member of the class just mentioned",
+    "qualified_name": "written with its full name",
+    "unique_public": "the only public definition",
+    "same_file": "defined in this file",
+    "nearest_definition": "the definition nearest this page",
+    "name_match": "name match, one of a few definitions",
+    "": "reason not recorded yet",
+}
+
+
+class RelatedCode(NamedTuple):
+    """One entry of a page's relevant code, as the reader lists it."""
+
+    node: s.CodeNode
+    on_host: str | None
+    mention: str | None
+    """The identifier as the page writes it (None: repodocs did not say)."""
+    why: str | None
+    """Why that mention points to this node, in words."""
+
+
+def related_code(page: s.DocsPage, repository: s.Repository) -> list[RelatedCode]:
+    """The page's related code with, for each node, its mention on the page and the reason."""
+    mentions = {m.node_id: m for m in page.related_code_mentions}
+    entries: list[RelatedCode] = []
+    for node in page.related_code:
+        on_host = file_on_host(repository, node.path, node.start_line, node.end_line)
+        found = mentions.get(node.id)
+        if found is None:
+            entries.append(RelatedCode(node, on_host, None, None))
+        else:
+            entries.append(RelatedCode(node, on_host, found.mention, REASON_PHRASES[found.reason]))
+    return entries
 
 
 def file_on_host(repository: s.Repository, path: str, start: int = 0, end: int = 0) -> str | None:
@@ -101,10 +141,7 @@ class ReaderPages(Controller):
             page=page,
             prose=prose,
             page_on_host=file_on_host(found, document.path),
-            symbols=[
-                (node, file_on_host(found, node.path, node.start_line, node.end_line))
-                for node in page.related_code
-            ],
+            symbols=related_code(page, found),
         )
 
     @get(REPO + "/files/{path:path}")

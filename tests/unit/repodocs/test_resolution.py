@@ -37,6 +37,8 @@ NODES = [
         "schema_limit", "max_chars", "b.schemas.Limits.max_chars", "services/b/src/b/schemas.py", "attribute"
     ),
     Node("init", "__init__", "pkg._table.Table.__init__", "pkg/_table.py", "method"),
+    Node("table_render", "_render", "pkg._table.Table._render", "pkg/_table.py", "method"),
+    Node("helper_render", "_render", "tests.test_table._render", "tests/test_table.py", "function"),
     Node("loader", "_loader", "pkg._loader", "pkg/_loader.py", "module"),
     Node("load", "load", "pkg._loader.load", "pkg/_loader.py", "function"),
     Node("loader_class", "Loader", "pkg._loader.Loader", "pkg/_loader.py", "class"),
@@ -116,6 +118,13 @@ def resolve(
         # With no class in context, a name is the package's top-level export, not a method of it.
         ("load", {"marked": True}, (["load"], Reason.UNIQUE_PUBLIC)),
         ("load", {"marked": True, "headings": ("Loader",)}, (["loader_load"], Reason.HEADING_CONTEXT)),
+        # A public class's `_private` method is no public definition: a test calling its own
+        # helper of that name means the helper.
+        (
+            "_render",
+            {"called": True, "document": "tests/test_table.py"},
+            (["helper_render"], Reason.SAME_FILE),
+        ),
         # A bare dunder is Python's protocol, not one class's method; qualified, it is that one.
         ("__init__", {}, None),
         ("__init__", {"marked": True}, None),

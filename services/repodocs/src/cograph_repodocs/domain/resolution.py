@@ -170,6 +170,11 @@ def singular(word: str) -> str | None:
     return None
 
 
+def _private(qualified_name: str) -> bool:
+    """A segment of the name is `_private` (a dunder such as `__init__` is not)."""
+    return any(s.startswith("_") and not s.startswith("__") for s in qualified_name.split("."))
+
+
 def _go_unexported(node: Node) -> bool:
     """Go's visibility: a lower-case identifier is the package's own, and an `internal/` package
     is importable only from its parent's tree."""
@@ -205,8 +210,7 @@ class Resolver:
         self._public: set[str] = {
             node_id
             for node_id, node in self.nodes.items()
-            if not any(s.startswith("_") and not s.startswith("__") for s in node.qualified_name.split("."))
-            and not _go_unexported(node)
+            if not _private(node.qualified_name) and not _go_unexported(node)
         }
         for alias in self._aliases.values():
             if not alias.public or any(s.startswith("_") for s in alias.name.split(".")):
@@ -216,8 +220,11 @@ class Resolver:
                 continue
             for qualified in self._under(target):
                 public_name = alias.name + qualified[len(target) :]
+                # A re-exported class's `_private` members stay private.
+                public = not _private(public_name)
                 for node_id in self._by_qualified[qualified]:
-                    self._public.add(node_id)
+                    if public:
+                        self._public.add(node_id)
                     self._by_qualified.setdefault(public_name, [])
                     if node_id not in self._by_qualified[public_name]:
                         self._by_qualified[public_name].append(node_id)

@@ -3,40 +3,20 @@ of it and why that mention points there, as the OpenAPI document states, through
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
 import jsonschema
 from e2e.gateway.test_collections_api import Auth
+from integration.repodocs.helpers import ACME_GUIDE, ACME_PACKAGE, GitRepo
 
 REPO = "/api/repos/example.com/acme/fields"
-FILES = {
-    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
-    "acme/fields.py": (
-        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
-        "def describe_field(field):\n    return repr(field)\n"
-    ),
-    "docs/guide.md": (
-        "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
-        "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
-        "about [`Field`][acme.fields.Field].\n\n"
-        "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
-    ),
-}
+FILES = {**ACME_PACKAGE, "docs/guide.md": ACME_GUIDE}
 
 
 def _checkout(root: Path) -> Path:
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    GitRepo(root).commit("init", FILES)
     return root
 
 

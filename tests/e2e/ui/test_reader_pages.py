@@ -5,13 +5,13 @@ repository's pages answer exactly as a missing one's."""
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
 from e2e.ui.helpers import check_accessibility, screenshot
+from integration.repodocs.helpers import ACME_GUIDE, ACME_PACKAGE, GitRepo
 from playwright.async_api import Browser, Page
 
 from support.cograph_process import RunningCograph
@@ -25,24 +25,7 @@ FILES = {
 }
 WEB_URL = "https://git.example.com/acme/greeter/blob/main"
 # A page whose code is linked for three different reasons.
-FIELDS = {
-    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
-    "acme/fields.py": (
-        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
-        "def describe_field(field):\n    return repr(field)\n"
-    ),
-    "docs/guide.md": (
-        "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
-        "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
-        "about [`Field`][acme.fields.Field].\n\n"
-        "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
-    ),
-}
-
-
-def _git(root: Path, *args: str) -> str:
-    command = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", *args]
-    return subprocess.run(command, cwd=root, check=True, capture_output=True, text=True).stdout
+FIELDS = {**ACME_PACKAGE, "docs/guide.md": ACME_GUIDE}
 
 
 async def _register_and_sync(
@@ -50,12 +33,7 @@ async def _register_and_sync(
 ) -> tuple[str, str]:
     """These files committed in root, registered as a private repository of the administrator's
     and synced; answers its host/owner/name and commit."""
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    _git(root, "init", "--quiet", "--initial-branch", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "--quiet", "-m", "docs")
+    GitRepo(root).commit("docs", files)
     name = f"{name}-{uuid.uuid4().hex[:6]}"
     body = {
         "host": "git.example.com",

@@ -24,6 +24,24 @@ from cograph_settings import Settings
 SYNC_TIMEOUT = 120.0
 
 
+# A package, and a page that mentions its code for three different reasons: `describe_field()` is
+# the only public definition, `[Field][acme.fields.Field]` an explicit reference (ahead of the
+# page's earlier, imported `Field`), `validate()` a member of the class its section's heading names.
+ACME_PACKAGE = {
+    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
+    "acme/fields.py": (
+        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
+        "def describe_field(field):\n    return repr(field)\n"
+    ),
+}
+ACME_GUIDE = (
+    "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
+    "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
+    "about [`Field`][acme.fields.Field].\n\n"
+    "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
+)
+
+
 class GitRepo:
     """A working repository driven by the real git command line."""
 

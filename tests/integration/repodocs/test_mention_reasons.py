@@ -8,17 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from integration.repodocs.helpers import GitRepo, Running
+from integration.repodocs.helpers import ACME_GUIDE, ACME_PACKAGE, GitRepo, Running
 
 from cograph.repodocs.v1 import repodocs_service_pb2 as pb
 from cograph_db import connect
 
 FILES = {
-    "acme/__init__.py": 'from acme.fields import Field\n\n__all__ = ["Field"]\n',
-    "acme/fields.py": (
-        "class Field:\n    def validate(self, value):\n        return value\n\n\n"
-        "def describe_field(field):\n    return repr(field)\n"
-    ),
+    **ACME_PACKAGE,
     "docs/reference.md": "# Reference\n\nEvery input is a [`Field`][acme.fields.Field].\n",
     "docs/usage.md": (
         "# Usage\n\n```python\nfrom acme import Field\n```\n\nDeclare each input as a `Field`.\n"
@@ -72,16 +68,21 @@ async def test_each_link_carries_its_reason_and_references_come_first(
         )
     )
     by_path = {hit.node.path: hit.node.id for hit in limits.hits}
-    related = await service.stub.GetRelatedDocChunks(
-        pb.GetRelatedDocChunksRequest(repository_ids=[repository.id], code_node_ids=list(by_path.values()))
-    )
-    cited = {
-        entry.code_node_id: [(c.chunk.path, c.reason) for c in entry.chunks] for entry in related.related
-    }
+    cited = await citations(service, repository.id, list(by_path.values()))
     assert cited[by_path["services/orders/limits.py"]] == [
         ("services/orders/README.md", pb.MENTION_REASON_NEAREST_DEFINITION)
     ]
     assert cited[by_path["services/billing/limits.py"]] == []
+
+
+async def citations(
+    service: Running, repository_id: str, node_ids: list[str]
+) -> dict[str, list[tuple[str, pb.MentionReason]]]:
+    """Each node's citing chunks, as (document path, reason), in the order repodocs lists them."""
+    related = await service.stub.GetRelatedDocChunks(
+        pb.GetRelatedDocChunksRequest(repository_ids=[repository_id], code_node_ids=node_ids)
+    )
+    return {entry.code_node_id: [(c.chunk.path, c.reason) for c in entry.chunks] for entry in related.related}
 
 
 # Go and TypeScript name their public API their own way: an index module re-exports a package's
@@ -108,12 +109,7 @@ async def test_go_and_typescript_mentions_resolve_to_the_public_api(service: Run
         pb.SearchCodeRequest(repository_ids=[repository.id], query="Open DataGrid", limit=20, symbol_weight=1)
     )
     by_path = {(hit.node.path, hit.node.name): hit.node.id for hit in hits.hits}
-    related = await service.stub.GetRelatedDocChunks(
-        pb.GetRelatedDocChunksRequest(repository_ids=[repository.id], code_node_ids=list(by_path.values()))
-    )
-    cited = {
-        entry.code_node_id: [(c.chunk.path, c.reason) for c in entry.chunks] for entry in related.related
-    }
+    cited = await citations(service, repository.id, list(by_path.values()))
     assert cited[by_path["web/src/ui/grid.ts", "DataGrid"]] == [
         ("web/README.md", pb.MENTION_REASON_QUALIFIED_NAME)
     ]
@@ -122,20 +118,11 @@ async def test_go_and_typescript_mentions_resolve_to_the_public_api(service: Run
     assert cited[by_path["store/store_test.go", "Open"]] == []
 
 
-# One page mentioning `Field` three ways: its reference is the mention shown, though it comes last.
-GUIDE = (
-    "# Guide\n\n```python\nfrom acme import Field\n```\n\n"
-    "Log one with describe_field(). Declare each input as a `Field`; the reference says more "
-    "about [`Field`][acme.fields.Field].\n\n"
-    "## Field\n\nEach `Field` checks its input: call `validate()` before saving.\n"
-)
-
-
 async def test_a_docs_page_says_how_it_mentions_each_symbol_and_why(
     service: Running, database: str, tmp_path: Path
 ) -> None:
     origin = GitRepo(tmp_path / "origin")
-    origin.commit("first", {**FILES, "docs/guide.md": GUIDE})
+    origin.commit("first", {**FILES, "docs/guide.md": ACME_GUIDE})
     repository = await service.register("page-reasons", clone_url=str(origin.root))
     sync = await service.sync(repository.id)
     assert sync.status == pb.SYNC_STATUS_SUCCESS, sync.error

@@ -333,15 +333,16 @@ class Resolver:
         local = [n for n in best if self.nodes[n].path == context.document_path]
         if local:
             return Choice(local, Reason.SAME_FILE)
-        if len(best) > 1:  # with no class in context, a name means the package's export, not a
-            # method of the same name; unless the document's part of the tree has its own
-            exported = [n for n in self._nearest(best, context.document_path) if n in self._top_level]
-            best = exported or best
+        nearest = self._nearest(best, context.document_path)
+        # With no class in context, a name means the package's export, not a method of the same
+        # name; unless the document's part of the tree has its own.
+        exported = [n for n in nearest if n in self._top_level]
+        if exported:
+            best = nearest = exported
         if len(best) == 1 and self.tier(best[0], context) == 0:
             return Choice(best, Reason.UNIQUE_PUBLIC)
         if common or len(best) > MAX_CANDIDATES:
             return None
-        nearest = self._nearest(best, context.document_path)
         if len(nearest) < len(best):
             return Choice(nearest, Reason.NEAREST_DEFINITION)
         return Choice(best, Reason.NAME_MATCH)

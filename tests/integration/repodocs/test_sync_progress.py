@@ -25,13 +25,17 @@ NAMES = ["fetch", "discover", "chunk", "embed", "link"]
 
 def thousand_files() -> dict[str, str]:
     """A thousand files as a repository has them: 300 documents, each naming a function of one of
-    150 source files, and 550 assets nothing indexes (which keeps the sync's embedding short)."""
+    150 source files of two functions each, and 550 assets nothing indexes (which keeps the sync's
+    embedding short, yet long enough to be seen growing: 600 vectors)."""
     files = {
         f"docs/area{i % 7}/topic{i}.md": f"# Topic {i}\n\nHow topic {i} works: call `handle_{i % 150}()`.\n"
         for i in range(300)
     }
     files |= {
-        f"src/pkg{i % 10}/module{i}.py": f'def handle_{i}(event):\n    """Handle it."""\n    return event\n'
+        f"src/pkg{i % 10}/module{i}.py": (
+            f'def handle_{i}(event):\n    """Handle it."""\n    return event\n\n\n'
+            f'def close_{i}():\n    """Close it."""\n'
+        )
         for i in range(150)
     }
     files |= {f"assets/icon{i}.svg": f'<svg id="{i}"/>\n' for i in range(550)}
@@ -73,7 +77,7 @@ async def test_progress_grows_while_a_thousand_files_sync(service: Running, tmp_
     # Embedding: a known total from the start of the phase, and counts seen growing towards it.
     embedding = [s.progress for s in running if s.phase == pb.SYNC_PHASE_EMBED]
     total = final.progress.vectors_to_embed
-    assert total == 300 + 150  # a chunk per document; each module's function (modules carry none)
+    assert total == 300 + 150 * 2  # a chunk per document; each module's two functions (modules carry none)
     assert {p.vectors_to_embed for p in embedding} == {total}
     done = [p.vectors_embedded for p in embedding]
     assert done == sorted(done), done

@@ -136,7 +136,6 @@ class SyncPipeline:
         code = await asyncio.to_thread(scan_code, root, code_hashes, most, ignored, progress)
         docs = await asyncio.to_thread(plan_documents, root, states, most, chunker, ignored, progress)
         nodes, stale_nodes = await self._plan_nodes(repository, code, model)
-        progress.enter(SyncPhase.EMBED)
 
         # Each chunk is embedded in the context of its document's title and path and its headings.
         passages = [
@@ -155,6 +154,9 @@ class SyncPipeline:
             for n in nodes.to_embed
         ] + [embedding_text(n.qualified_name, n.kind.value, n.signature) for n in stale_nodes]
         progress.to_embed(sum(len(group) for group in chunk_texts) + len(node_texts))
+        # Entered once the total is known: whoever watches the embed phase sees what it must reach
+        # (cutting the chunks into the model's windows, above, counts as chunking).
+        progress.enter(SyncPhase.EMBED)
         chunk_vectors = await embedder.embed_windows(chunk_texts)
         chunks = [
             msgspec.structs.replace(c, vector=v[0], windows=v[1:])

@@ -79,7 +79,6 @@ async def ranked_pages(
         limit=30,  # chunks; pages are fewer
         dense_weight=dense,
         text_weight=text,
-        rrf_k=bench.settings.search.rrf_k,
     )
     return documents(list((await bench.collections.SearchChunks(request)).hits))
 

@@ -9,7 +9,7 @@ Corpora: the English pages of astro-docs and all of obsidian-help-en (../shared/
 uploaded as two collections through the real upload path and embedded by the real worker.
 The frontmatter is not part of any chunk, so a description is never matched word for word
 by its own page's chunks. Prints nDCG@10 (here a function of the page's rank) and recall@100
-per stream and per RRF constant, for each corpus.
+per stream, for each corpus.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Corpora: the English pages of astro-docs and all of obsidian-help-en (../shared/
 uploaded as two collections through the real upload path and embedded by the real worker (the
 same collections as bench/descriptions.py). Queries: every name with an underscore between two
 letters or digits, at least five characters, written by one to three pages. Prints nDCG@10 and
-recall@100 per stream and per RRF constant, for each corpus.
+recall@100 per stream, for each corpus.
 """
 
 from __future__ import annotations

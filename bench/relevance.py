@@ -3,8 +3,8 @@ real upload path and embedded by the real worker, the real collection-search cal
 
 A benchmark gives documents (source_key, markdown) and queries with their relevant source
 keys; `evaluate` prints nDCG@10 and recall@100 for full text alone, dense alone and hybrid,
-and hybrid again for a range of RRF constants (the same ranked streams, fused differently),
-so the choice of the default constant can be read off every benchmark.
+and hybrid (the streams' scores fused, full text weighed by its coverage), through collection
+search and through the search service.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from cograph_grpc import open_channel
 from cograph_settings import Settings
 
 BATCH = 500
-RRF_CONSTANTS = (1, 5, 10, 20, 30, 60, 100)
 
 
 def ndcg_at_10(ranked: Sequence[str], relevant: set[str]) -> float:
@@ -150,11 +149,8 @@ async def evaluate(
     model = (await bench.embedder.info()).name
     ids = list(queries)
     vectors = await bench.embedder.embed([queries[q] for q in ids])
-    default_k = bench.settings.search.rrf_k
 
-    async def ranked(
-        query_id: str, vector: Sequence[float], dense: float, text: float, k: float
-    ) -> list[str]:
+    async def ranked(query_id: str, vector: Sequence[float], dense: float, text: float) -> list[str]:
         request = pb.SearchChunksRequest(
             collection_ids=[collection_id],
             query=queries[query_id],
@@ -163,26 +159,21 @@ async def evaluate(
             limit=100,
             dense_weight=dense,
             text_weight=text,
-            rrf_k=k,
         )
         return documents(list((await stub.SearchChunks(request)).hits))
 
     rows = []
-    modes = {"full text": (0.0, 1.0, default_k), "dense": (1.0, 0.0, default_k)}
-    modes |= {f"hybrid, RRF k={k:g}": (1.0, 1.0, float(k)) for k in sorted({*RRF_CONSTANTS, default_k})}
-    for mode, (dense, text, k) in modes.items():
+    modes = {"full text": (0.0, 1.0), "dense": (1.0, 0.0), "hybrid": (1.0, 1.0)}
+    for mode, (dense, text) in modes.items():
         ndcg, recall, latency = [], [], []
         for query_id, vector in zip(ids, vectors, strict=True):
             began = time.perf_counter()
-            found = await ranked(query_id, vector, dense, text, k)
+            found = await ranked(query_id, vector, dense, text)
             latency.append(time.perf_counter() - began)
             ndcg.append(ndcg_at_10(found, relevant[query_id]))
             recall.append(recall_at_100(found, relevant[query_id]))
-        label = f"{mode} (default)" if mode.startswith("hybrid") and k == default_k else mode
         p50 = sorted(latency)[len(latency) // 2] * 1000
-        rows.append(
-            f"{label:<30}{sum(ndcg) / len(ndcg):>10.4f}{sum(recall) / len(recall):>12.4f}{p50:>10.1f}"
-        )
+        rows.append(f"{mode:<30}{sum(ndcg) / len(ndcg):>10.4f}{sum(recall) / len(recall):>12.4f}{p50:>10.1f}")
 
     # The default hybrid ranking through the search service, which embeds the query itself.
     service_ndcg = []

@@ -1,6 +1,6 @@
 """BEIR SciFact through the real system: upload the corpus as a markdown collection, wait for
 embedding, run the 300 test queries through collection search, print nDCG@10 and recall@100
-for full text alone, dense alone and hybrid (with a range of RRF constants).
+for full text alone, dense alone and hybrid.
 
     .venv/bin/python bench/scifact.py [--data-dir DIR] [--docs N]
 

@@ -111,6 +111,43 @@ async def test_a_term_only_one_document_has_is_found_by_full_text(
         assert [hit.chunk.source_key for hit in found] == ["glossary.md"], pasted
 
 
+async def test_hits_score_their_share_of_each_streams_best(
+    service: Running, collection: pb.Collection, embedder: EmbeddingProvider
+) -> None:
+    """Prose is fused by the streams' scores: alone, each stream's first hit scores its weight and
+    the others less, by how far behind they are; the glossary, first in both streams for a query in
+    its own words, scores the sum of the weights, and what one stream alone found scores less."""
+    await service.upload(collection.id, *DOCUMENTS)
+    await service.wait_for_jobs(collection.id)
+    question = "what is a zorblax"
+    vector = await embedder.embed_query(question)
+
+    async def hits(dense: float, text: float) -> list[pb.ChunkHit]:
+        request = pb.SearchChunksRequest(
+            collection_ids=[collection.id],
+            query=question,
+            query_embedding=vector,
+            embedding_model=(await embedder.info()).name,
+            limit=4,
+            dense_weight=dense,
+            text_weight=text,
+        )
+        return list((await service.stub.SearchChunks(request)).hits)
+
+    dense_alone = await hits(0.5, 0.0)
+    assert dense_alone[0].score == pytest.approx(0.5)
+    assert all(0 <= later.score < 0.5 for later in dense_alone[1:])
+    assert [hit.score for hit in dense_alone] == sorted((hit.score for hit in dense_alone), reverse=True)
+    [text_alone] = await hits(0.0, 2.0)
+    assert text_alone.score == pytest.approx(2.0)
+    both = await hits(0.5, 2.0)
+    assert both[0].chunk.source_key == "glossary.md"
+    assert (both[0].ranks.dense, both[0].ranks.text) == (1, 1)
+    assert both[0].score == pytest.approx(2.5)
+    # The others hold none of its words: full text's part of their score is 0.
+    assert [hit.score for hit in both[1:]] == pytest.approx([hit.score for hit in dense_alone[1:]])
+
+
 async def test_a_word_spelt_with_a_format_character_finds_the_chunks_spelt_so(
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:
@@ -486,9 +523,9 @@ async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense
     service: Running, collection: pb.Collection, embedder: EmbeddingProvider
 ) -> None:
     """A question in other words than its answer's: full text ranks first a short page sharing one
-    common word with it. With equal votes that page would come first in the fusion too; its best
-    chunk holds a small share of the question, so full text's vote counts less and the dense
-    stream's answer comes first."""
+    common word with it. Equal votes by rank would put that page first in the fusion too; its best
+    chunk holds a small share of the question, so full text's weight is less, its scores say how
+    far behind its first page the answer is, and the dense stream's answer comes first."""
     await service.upload(collection.id, *HOUSEKEEPING)
     await service.wait_for_jobs(collection.id)
     question = "how long do we retain copies of our data"
@@ -512,6 +549,7 @@ async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense
     assert dense_alone[0] == "backup.md"
     assert text_alone[0] != "backup.md"
     assert "backup.md" in text_alone
+    # Equal votes by rank, the fusion this one replaced, put full text's first page on top.
     equal_votes = reciprocal_rank_fusion({"dense": dense_alone, "text": text_alone}, {}, DEFAULT_RRF_K, 5)
     assert equal_votes[0].key == text_alone[0]
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from cograph_retrieval import reciprocal_rank_fusion
-from cograph_retrieval.coverage import TEXT_TRUST, coverage, query_idf, trusted_weights
+from cograph_retrieval import Scored, convex_combination
+from cograph_retrieval.coverage import coverage, query_idf, trusted_weights
 
 
 def test_a_word_no_chunk_holds_is_the_querys_most_informative() -> None:
@@ -27,7 +27,7 @@ def test_coverage_is_a_share_between_nothing_and_all() -> None:
 
 @pytest.mark.parametrize(
     ("text_coverage", "ratio"),
-    [(1.0, TEXT_TRUST), (2 / 3, 1.0), (0.3, 0.3 * TEXT_TRUST)],
+    [(1.0, 1.0), (2 / 3, 2 / 3), (0.3, 0.3)],
 )
 def test_the_weights_keep_their_sum_and_move_their_ratio_by_coverage(
     text_coverage: float, ratio: float
@@ -45,11 +45,14 @@ def test_a_stream_switched_off_stays_off_and_no_match_leaves_dense_alone() -> No
 
 def test_full_text_matching_only_common_words_no_longer_outvotes_dense() -> None:
     """A paraphrase: dense ranks the answer first, full text ranks it third behind pages that share
-    the question's common words. Equal votes put full text's first page on top; when that page holds
-    under a third of the query's information, as a paraphrase's often does, the answer is first."""
-    streams = {"dense": ["answer", "other"], "text": ["other", "noise", "answer"]}
-    equal = reciprocal_rank_fusion(streams, {"dense": 1.0, "text": 1.0}, k=10, limit=3)
+    the question's common words. Equal weights put full text's first page on top; when that page
+    holds a third of the query's information, as a paraphrase's often does, the answer is first."""
+    streams = {
+        "dense": Scored(["answer", "other"], [0.62, 0.45], floor=0.45),
+        "text": Scored(["other", "noise", "answer"], [3.0, 2.4, 1.5], floor=0.0),
+    }
+    equal = convex_combination(streams, {"dense": 1.0, "text": 1.0}, limit=3)
     assert equal[0].key == "other"
     dense, text = trusted_weights(1.0, 1.0, 0.3)
-    trusted = reciprocal_rank_fusion(streams, {"dense": dense, "text": text}, k=10, limit=3)
+    trusted = convex_combination(streams, {"dense": dense, "text": text}, limit=3)
     assert trusted[0].key == "answer"

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion and BM25 term weighting: exact values."""
+"""Rank and score fusion, and BM25 term weighting: exact values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from cograph_retrieval import ChunkTable, reciprocal_rank_fusion
+from cograph_retrieval import ChunkTable, Scored, convex_combination, reciprocal_rank_fusion
 from cograph_retrieval.bm25 import weigh
 
 
@@ -34,6 +34,48 @@ def test_rrf_ties_break_on_the_best_single_rank() -> None:
     fused = reciprocal_rank_fusion({"dense": ["a", "b"], "text": ["b", "a"]}, {}, k=60, limit=2)
     assert fused[0].score == fused[1].score
     assert [hit.key for hit in fused] == ["a", "b"]  # both have a first rank: stream order decides
+
+
+def test_score_fusion_adds_weighted_shares_of_each_streams_best_and_keeps_each_rank() -> None:
+    fused = convex_combination(
+        {
+            "dense": Scored(["a", "b", "c"], [0.8, 0.6, 0.4], floor=0.4),
+            "text": Scored(["c", "a"], [10.0, 2.0], floor=0.0),
+        },
+        {"dense": 1.0, "text": 2.0},
+        limit=10,
+    )
+    assert [hit.key for hit in fused] == ["c", "a", "b"]
+    assert fused[0].score == pytest.approx(0.4 / 0.8 + 2 * 10 / 10)
+    assert fused[1].score == pytest.approx(0.8 / 0.8 + 2 * 2 / 10)
+    assert fused[2].score == pytest.approx(0.6 / 0.8)  # full text did not return it: its floor, 0
+    assert fused[1].ranks == {"dense": 1, "text": 2}
+    assert fused[2].ranks == {"dense": 2}
+
+
+def test_score_fusion_counts_a_key_a_stream_left_out_at_that_streams_floor() -> None:
+    """A chunk beyond the dense stream's candidates is at most as near as the last of them."""
+    fused = convex_combination(
+        {"dense": Scored(["a"], [0.5], floor=0.5), "text": Scored(["b"], [4.0], floor=0.0)},
+        {"dense": 1.0, "text": 1.0},
+        limit=2,
+    )
+    assert [hit.key for hit in fused] == ["b", "a"]
+    assert [hit.score for hit in fused] == pytest.approx([2.0, 1.0])
+
+
+def test_score_fusion_gives_a_hit_first_everywhere_the_sum_of_the_weights() -> None:
+    streams = {"dense": Scored(["a", "b"], [0.9, 0.3], 0.3), "text": Scored(["a"], [7.5], 0.0)}
+    assert convex_combination(streams, {"dense": 0.5, "text": 1.5}, limit=1)[0].score == pytest.approx(2.0)
+
+
+def test_score_fusion_skips_streams_of_weight_zero_or_empty_and_honours_the_limit() -> None:
+    streams = {"dense": Scored(["a", "b"], [0.9, 0.8], 0.8), "text": Scored([], [], 0.0)}
+    fused = convex_combination(streams, {"dense": 0.0, "text": 1.0}, limit=5)
+    assert fused == []
+    fused = convex_combination({"dense": Scored(list("abcdef"), [0.6] * 6, 0.6)}, {}, limit=3)
+    assert len(fused) == 3
+    assert [hit.key for hit in fused] == ["a", "b", "c"]  # equal scores: the better rank first
 
 
 def test_idf_favours_rare_lexemes_and_every_lexeme_selects_within_the_budget() -> None:

@@ -1,6 +1,7 @@
-"""Hybrid retrieval written once for every store: dense (pgvector) + BM25 full text, fused by RRF."""
+"""Hybrid retrieval written once for every store: dense (pgvector) + BM25 full text, fused by their scores
+(prose) or by reciprocal rank fusion (code, with its symbol stream)."""
 
-from cograph_retrieval.fusion import DEFAULT_RRF_K, Fused, reciprocal_rank_fusion
+from cograph_retrieval.fusion import DEFAULT_RRF_K, Fused, Scored, convex_combination, reciprocal_rank_fusion
 from cograph_retrieval.hybrid import (
     ChunkTable,
     HybridRetriever,
@@ -20,8 +21,10 @@ __all__ = [
     "HybridRetriever",
     "Passage",
     "Query",
+    "Scored",
     "Stream",
     "StreamHit",
+    "convex_combination",
     "embed_passages",
     "ensure_vector_index",
     "reciprocal_rank_fusion",

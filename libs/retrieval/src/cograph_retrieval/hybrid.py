@@ -1,6 +1,7 @@
 """One hybrid retriever for every chunk table: a dense stream (pgvector cosine on an HNSW
-index per dimension) and a BM25 full-text stream, fused by reciprocal rank fusion, full text's vote
-weighed by how much of the query its best chunk holds (coverage.py).
+index per dimension) and a BM25 full-text stream. Prose is fused by the streams' scores, full
+text's weight set by how much of the query its best chunk holds (coverage.py); code nodes, with
+their symbol stream, by reciprocal rank fusion (fusion.py).
 
 Each store describes its table with a ChunkTable; the SQL is built once here from those
 trusted identifiers and always restricted to the scope ids passed in, so an empty scope
@@ -23,7 +24,7 @@ import msgspec
 from cograph_db import Connection
 from cograph_retrieval.bm25 import K1, B, TermWeights, weigh
 from cograph_retrieval.coverage import coverage, query_idf, trusted_weights
-from cograph_retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from cograph_retrieval.fusion import DEFAULT_RRF_K, Scored, convex_combination, reciprocal_rank_fusion
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 # How many windows the dense stream reads for each chunk it ranks: a long chunk's windows may
@@ -147,7 +148,7 @@ class Query(msgspec.Struct, frozen=True):
     model: str = ""
     dense_weight: float = 1.0
     text_weight: float = 1.0
-    rrf_k: float = DEFAULT_RRF_K
+    rrf_k: float = DEFAULT_RRF_K  # for rank-fused streams (code nodes); prose is fused by scores
     candidates: int = 100  # per stream, before fusion
     # Optional extra condition on the chunk row `k`, with its own parameters ($1… renumbered).
     condition: str = ""
@@ -161,12 +162,24 @@ class Stream(NamedTuple):
     rank: Callable[[Connection], Awaitable[Sequence[uuid.UUID]]]
 
 
-class TextRanking(list[uuid.UUID]):
+class Ranking(list[uuid.UUID]):
+    """Chunk ids best first, with their scores: what prose is fused by (fusion.Scored)."""
+
+    def __init__(
+        self, ids: Iterable[uuid.UUID] = (), scores: Sequence[float] = (), floor: float = 0.0
+    ) -> None:
+        super().__init__(ids)
+        self.scored = Scored(self, list(scores), floor)
+
+
+class TextRanking(Ranking):
     """Chunk ids by BM25 score, best first, and the share of the query's information the best of
     them holds (coverage.py), which sets full text's weight in the fusion."""
 
-    def __init__(self, ids: Iterable[uuid.UUID] = (), coverage: float = 0.0) -> None:
-        super().__init__(ids)
+    def __init__(
+        self, ids: Iterable[uuid.UUID] = (), scores: Sequence[float] = (), coverage: float = 0.0
+    ) -> None:
+        super().__init__(ids, scores)  # a chunk not returned holds none of the selecting lexemes
         self.coverage = coverage
 
 
@@ -222,7 +235,11 @@ class HybridRetriever:
         rows = await self._bm25(connection, query, weights.with_forms(forms), names)
         information = query_idf(list(together.values()), chunks)
         best = coverage(rows[0]["matched_idf"], information) if rows else 0.0
-        return TextRanking((row["id"] for row in rows), best)
+        # A chunk that writes the query's names comes first (see _bm25): its score is raised by
+        # the best BM25 score once per name, so the scores keep the stream's order.
+        top = max((row["score"] for row in rows), default=0.0)
+        scores = [row["score"] + row["written"] * top for row in rows]
+        return TextRanking((row["id"] for row in rows), scores, best)
 
     async def _bm25(
         self, connection: Connection, query: Query, weights: TermWeights, names: list[str]
@@ -258,16 +275,16 @@ class HybridRetriever:
                 WHERE k.{t.scope_column} = ANY($3::uuid[])
                   AND k.search_text @@ array_to_string({selecting}, ' | ')::tsquery
                   {extra})
-            SELECT c.id, sum(q.idf) AS matched_idf
+            SELECT c.id, sum(q.idf) AS matched_idf, c.written,
+                   sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1}::float8 + 1))
+                       / (coalesce(array_length(u.positions, 1), 1)
+                          + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
+                       AS score
             FROM candidates c
             CROSS JOIN LATERAL unnest(c.matched) AS u(lexeme, positions, weights)
             JOIN q ON q.lexeme = u.lexeme
             GROUP BY c.id, c.chunk_length, c.written
-            ORDER BY c.written DESC,
-                     sum(q.idf * (coalesce(array_length(u.positions, 1), 1) * ({K1}::float8 + 1))
-                         / (coalesce(array_length(u.positions, 1), 1)
-                            + {K1}::float8 * (1 - {B}::float8 + {B}::float8 * c.chunk_length / $5::float8)))
-                     DESC, c.id
+            ORDER BY c.written DESC, score DESC, c.id
             LIMIT $6"""
         rows: list[asyncpg.Record] = await connection.fetch(
             sql,
@@ -282,10 +299,10 @@ class HybridRetriever:
         )
         return rows
 
-    async def dense_stream(self, connection: Connection, query: Query) -> list[uuid.UUID]:
-        """Chunk ids by cosine distance to the query vector, nearest first (same model only)."""
+    async def dense_stream(self, connection: Connection, query: Query) -> Ranking:
+        """Chunk ids by cosine similarity to the query vector, nearest first (same model only)."""
         if not query.embedding or not query.scope:
-            return []
+            return Ranking()
         t = self.table
         dimension = len(query.embedding)
         extra, extra_args = self._condition(query, 5)
@@ -302,7 +319,7 @@ class HybridRetriever:
                   AND k.{t.scope_column} = ANY($3::uuid[]) {extra}
                 ORDER BY distance
                 LIMIT $4)
-            SELECT id FROM nearest ORDER BY distance + 0, id"""
+            SELECT id, distance FROM nearest ORDER BY distance + 0, id"""
         if t.windows:
             # A chunk is as near as its nearest window. The chunk rows hold each chunk's first
             # window; the windows table the others, several a chunk, so it is read deeper for
@@ -323,7 +340,8 @@ class HybridRetriever:
                       AND w.{t.scope_column} = ANY($3::uuid[]) {extra}
                     ORDER BY distance
                     LIMIT $4 * {WINDOWS_DEPTH:d})
-                SELECT id FROM (SELECT * FROM nearest UNION ALL SELECT * FROM windows) n
+                SELECT id, min(distance) AS distance
+                FROM (SELECT * FROM nearest UNION ALL SELECT * FROM windows) n
                 GROUP BY id ORDER BY min(distance), id LIMIT $4"""
         async with connection.transaction():
             # Filtered HNSW scans keep going until enough rows pass the scope filter.
@@ -334,7 +352,11 @@ class HybridRetriever:
             rows = await connection.fetch(
                 sql, list(query.embedding), query.model, list(query.scope), query.candidates, *extra_args
             )
-        return [row["id"] for row in rows]
+        # Cosine similarity, 0 where it is negative: opposite is no more relevant than unrelated,
+        # and a fused score stays at or above 0, the score of Route's filler.
+        similarities = [max(1.0 - row["distance"], 0.0) for row in rows]
+        # A chunk beyond the candidates is at most as near as the last of them.
+        return Ranking((row["id"] for row in rows), similarities, similarities[-1] if rows else 0.0)
 
     async def search(
         self, pool: asyncpg.Pool[Any], query: Query, extra: Mapping[str, Stream] | None = None
@@ -367,10 +389,15 @@ class HybridRetriever:
             raise
         rankings = dict(zip(running, ranked, strict=True))
         weights = {name: stream.weight for name, stream in running.items()}
-        text = rankings.get("text")
-        if self.table.positional and "dense" in running and isinstance(text, TextRanking):
-            # Prose: full text's vote as far as its best chunk holds the query (coverage.py).
-            trusted = trusted_weights(weights["dense"], weights["text"], text.coverage)
-            weights["dense"], weights["text"] = trusted
-        fused = reciprocal_rank_fusion(rankings, weights, query.rrf_k, query.limit)
+        scored = {name: ranking.scored for name, ranking in rankings.items() if isinstance(ranking, Ranking)}
+        if self.table.positional and len(scored) == len(rankings):
+            # Prose: full text's weight as far as its best chunk holds the query (coverage.py).
+            text = rankings.get("text")
+            if "dense" in running and isinstance(text, TextRanking):
+                weights["dense"], weights["text"] = trusted_weights(
+                    weights["dense"], weights["text"], text.coverage
+                )
+            fused = convex_combination(scored, weights, query.limit)
+        else:
+            fused = reciprocal_rank_fusion(rankings, weights, query.rrf_k, query.limit)
         return [StreamHit(uuid.UUID(str(hit.key)), hit.score, hit.ranks) for hit in fused]

@@ -299,7 +299,12 @@ class SearchSettings(ServiceEndpoint, frozen=True, kw_only=True):
     ] = 8093
     target: Annotated[str, Meta(description="gRPC address its clients dial.")] = "127.0.0.1:50063"
     rrf_k: Annotated[
-        float, Meta(gt=0, description="Reciprocal rank fusion constant (see libs/retrieval fusion.py).")
+        float,
+        Meta(
+            gt=0,
+            description="Reciprocal rank fusion constant of code search, whose symbol stream has ranks"
+            " only; prose is fused by scores (see libs/retrieval fusion.py).",
+        ),
     ] = 10.0
     dense_weight: Annotated[
         float, Meta(ge=0, description="Weight of the dense (vector) stream in fusion.")

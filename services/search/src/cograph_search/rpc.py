@@ -336,8 +336,9 @@ class SearchServicer(pb_grpc.SearchServiceServicer):
                 response.collections.extend(result.hits)
                 scores = [h.score for h in result.hits]
                 best_possible = prose_best
-            # The best fused score over the best a hit could get (first in every stream).
-            ceiling = best_possible / (self._settings.rrf_k + 1)
+            # The best fused score over the best a hit could get (first in every stream): the sum
+            # of the weights for prose, fused by scores; that over k + 1 for code's rank fusion.
+            ceiling = best_possible / (self._settings.rrf_k + 1) if store == pb.STORE_CODE else best_possible
             confidence = max(scores, default=0.0) / ceiling if ceiling else 0.0
             response.pools.append(pb.RoutePool(store=store, confidence=min(confidence, 1.0)))
         response.pools.sort(key=lambda pool: -pool.confidence)

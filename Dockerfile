@@ -40,7 +40,14 @@ COPY constraints.txt ./
 COPY libs/ libs/
 COPY services/ services/
 COPY cli/ cli/
-RUN pip install -c constraints.txt --no-build-isolation ./libs/* ./services/* ./cli \
+RUN pip install -c constraints.txt --no-build-isolation ./libs/* ./services/* ./cli
+
+# The model's export, made here where PyTorch is (`cograph prepare`); then PyTorch and what only it
+# needs leave the environment. The runtime runs the export with OpenVINO, the default runtime, and
+# needs no PyTorch: the environment shrinks from 1,986 MiB to 1,122 MiB.
+ENV COGRAPH_EMBEDDING__EXPORT_DIR=/opt/cograph/exports
+RUN cograph prepare \
+    && pip uninstall --yes torch sympy mpmath networkx \
     && cograph --help > /dev/null
 
 # ---- runtime: the environment, git for repository sync, and a non-root user ----
@@ -71,7 +78,8 @@ ENV PATH=/opt/cograph/bin:$PATH \
     HF_HOME=/var/cache/cograph/huggingface \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
-    HF_HUB_DISABLE_TELEMETRY=1
+    HF_HUB_DISABLE_TELEMETRY=1 \
+    COGRAPH_EMBEDDING__EXPORT_DIR=/opt/cograph/exports
 
 # Relative defaults such as .cograph/checkouts land in a directory the user owns.
 WORKDIR /var/lib/cograph

@@ -117,6 +117,22 @@ def test_torch_is_the_cpu_build_at_the_pinned_version(stages: list[Stage]) -> No
     assert runs.index(torch[0]) < next(i for i, run in enumerate(runs) if "./cli" in run)
 
 
+def test_the_image_runs_the_models_export_without_pytorch(stages: list[Stage]) -> None:
+    """The export is made in the builder, where PyTorch is, into the environment the runtime
+    copies; PyTorch then leaves it, and the runtime looks for the export there."""
+    builder, runtime = stages[0], stages[-1]
+    export_dir = _env(builder)["COGRAPH_EMBEDDING__EXPORT_DIR"]
+    assert _env(runtime)["COGRAPH_EMBEDDING__EXPORT_DIR"] == export_dir
+    assert export_dir.startswith("/opt/cograph/"), "inside what the runtime copies from the builder"
+    assert "--from=builder /opt/cograph /opt/cograph" in runtime.all("COPY")
+    assert "COGRAPH_EMBEDDING__RUNTIME" not in _env(runtime), "the default, openvino, runs the export"
+    runs = builder.all("RUN")
+    install = next(i for i, run in enumerate(runs) if "./cli" in run)
+    [prepare] = [run for run in runs[install + 1 :] if "cograph prepare" in run]
+    uninstall = prepare[prepare.index("cograph prepare") :]
+    assert re.search(r"pip uninstall --yes torch\b", uninstall), "PyTorch leaves after the export is made"
+
+
 def test_the_runtime_runs_cograph_as_uid_10001(stages: list[Stage]) -> None:
     runtime = stages[-1]
     users = runtime.all("USER")

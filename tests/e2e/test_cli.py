@@ -107,6 +107,35 @@ def test_a_setting_that_cannot_work_stops_cograph_up_with_one_line(
     assert "Traceback" not in finished.stderr
 
 
+def test_cograph_prepare_makes_the_models_export_once(tmp_path: Path) -> None:
+    """What the image's build runs before it leaves PyTorch out: the export is made into
+    EXPORT_DIR, and a second run finds it there."""
+    exports = tmp_path / "exports"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGRAPH_")}
+    env["COGRAPH_EMBEDDING__EXPORT_DIR"] = str(exports)
+    cograph = Path(sys.executable).parent / "cograph"
+
+    def prepare(**extra: str) -> str:
+        finished = subprocess.run(
+            [str(cograph), "prepare"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env | extra,
+            timeout=300,
+        )
+        return finished.stdout.strip()
+
+    said = f"all-MiniLM-L6-v2 (384 dimensions) is ready on openvino; its export is in {exports}"
+    assert prepare() == said
+    [made] = list(exports.iterdir())
+    made_at = made.stat().st_mtime_ns
+    assert prepare() == said
+    assert [(p.name, p.stat().st_mtime_ns) for p in exports.iterdir()] == [(made.name, made_at)]
+    remote = prepare(COGRAPH_EMBEDDING__PROVIDER="openai", COGRAPH_EMBEDDING__BASE_URL="http://127.0.0.1:9")
+    assert remote == "nothing to prepare: the openai provider runs its model elsewhere"
+
+
 def test_a_database_or_key_file_that_cannot_work_is_one_line(tmp_path: Path, database: str) -> None:
     """A wrong database name in the DSN (the migrate Job's Secret) and a JWKS file that is not
     one (the gateway's) stop the command with one line naming what to fix, not a traceback."""

@@ -18,7 +18,7 @@ from cograph_cli import client
 from cograph_cli.runtime import database, start_service, start_system, wait_for_signal
 from cograph_collections.app import MIGRATIONS as COLLECTIONS_MIGRATIONS
 from cograph_db import MigrationError, apply_migrations, connect
-from cograph_embeddings import EmbeddingError, create_provider
+from cograph_embeddings import EmbeddingError, create_provider, default_export_dir
 from cograph_repodocs.app import MIGRATIONS as REPODOCS_MIGRATIONS
 from cograph_settings import ApiToken, Settings, SettingsError, load_settings, settings_table
 from cograph_telemetry import configure_logging, configure_tracing
@@ -99,6 +99,26 @@ async def _migrate(settings: Settings) -> None:
             await connection.close()
 
 
+async def _prepare(settings: Settings) -> None:
+    """Load the embedding model as the services would, which makes its export (openvino, onnx,
+    onnx-int8) if EXPORT_DIR holds none: done where the image is built, the image needs no PyTorch."""
+    embedding = settings.embedding
+    if embedding.provider != "local":
+        print(f"nothing to prepare: the {embedding.provider} provider runs its model elsewhere")
+        return
+    embedder = create_provider(embedding)
+    try:
+        model = await embedder.info()
+    finally:
+        await embedder.close()
+    where = (
+        f"; its export is in {embedding.export_dir or default_export_dir()}"
+        if embedding.runtime != "torch"
+        else ""
+    )
+    print(f"{model.name} ({model.dimension} dimensions) is ready on {embedding.runtime}{where}")
+
+
 def _port(text: str) -> int:
     """A TCP port, or 0 for a free one: checked before anything starts."""
     try:
@@ -141,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("worker", help="run a collections job worker (embedding, link resolution)")
     commands.add_parser("migrate", help="apply every service's migrations and exit")
     commands.add_parser("config", help="print the configuration table")
+    commands.add_parser(
+        "prepare", help="make the local embedding model's export now, so that running it needs no PyTorch"
+    )
     client.add_parsers(commands)
     return parser
 
@@ -176,6 +199,8 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(_serve("worker", settings))
         elif args.command == "migrate":
             asyncio.run(_migrate(settings))
+        elif args.command == "prepare":
+            asyncio.run(_prepare(settings))
     except KeyboardInterrupt:
         pass
     except (OSError, EmbeddingError, MigrationError, SettingsError) as error:  # the environment: one line

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import shutil
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -130,6 +133,76 @@ async def test_onnx_runtime_gives_the_models_vectors_from_an_export_made_once(
     finally:
         await again.close()
     assert exports(tmp_path) == made  # not exported again
+
+
+# A Python without PyTorch, as the image's is: importing torch or sentence-transformers fails.
+WITHOUT_PYTORCH = """
+import asyncio, json, sys
+sys.modules["torch"] = None
+sys.modules["sentence_transformers"] = None
+from cograph_embeddings import EmbeddingError, LocalProvider
+
+async def main():
+    runtime, model, export_dir, texts = sys.argv[1], sys.argv[2] or None, sys.argv[3], json.loads(sys.argv[4])
+    provider = LocalProvider("all-MiniLM-L6-v2", model, batch_size=4, runtime=runtime, export_dir=export_dir)
+    try:
+        print(json.dumps(await provider.embed(texts)))
+    except EmbeddingError as error:
+        print(error, file=sys.stderr)
+        sys.exit(3)
+    finally:
+        await provider.close()
+
+asyncio.run(main())
+"""
+
+
+async def without_pytorch(
+    runtime: str, model: Path | None, export_dir: Path, texts: list[str]
+) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        WITHOUT_PYTORCH,
+        runtime,
+        str(model or ""),
+        str(export_dir),
+        json.dumps(texts),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_an_installation_without_pytorch_runs_an_export_made_where_it_was(
+    embedder: EmbeddingProvider, tmp_path: Path
+) -> None:
+    """The image: the export is made where PyTorch is (`cograph prepare`), then PyTorch is left
+    out. The model copied elsewhere, its files with new times, as an image layer's may be, still
+    finds its export, and gives PyTorch's vectors; with no export, or asked for the torch
+    runtime, it says what to do."""
+    made = LocalProvider(
+        "all-MiniLM-L6-v2", None, batch_size=4, runtime="openvino", export_dir=tmp_path / "built"
+    )
+    try:
+        await made.info()
+    finally:
+        await made.close()
+    model = shutil.copytree(local.default_model_path(), tmp_path / "model", copy_function=shutil.copyfile)
+    status, out, err = await without_pytorch("openvino", model, tmp_path / "built", QUESTIONS)
+    assert status == 0, err
+    reference = await embedder.embed(QUESTIONS)
+    assert min(map(cosine, json.loads(out), reference)) > 0.999
+
+    status, _, err = await without_pytorch("openvino", None, tmp_path / "empty", QUESTIONS)
+    assert status == 3
+    assert "no PyTorch here to make one: run `cograph prepare`" in err
+    assert str(tmp_path / "empty") in err
+    status, _, err = await without_pytorch("torch", None, tmp_path / "built", QUESTIONS)
+    assert status == 3
+    assert "set COGRAPH_EMBEDDING__RUNTIME=openvino" in err
 
 
 def exports(directory: Path) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 from cograph_embeddings.base import EmbeddingError, EmbeddingProvider, InputWindows, ModelInfo
 from cograph_embeddings.factory import create_provider
-from cograph_embeddings.local import LocalProvider
+from cograph_embeddings.local import LocalProvider, default_export_dir
 from cograph_embeddings.openai import OpenAIProvider
 
 __all__ = [
@@ -13,4 +13,5 @@ __all__ = [
     "ModelInfo",
     "OpenAIProvider",
     "create_provider",
+    "default_export_dir",
 ]

@@ -62,16 +62,31 @@ HOUSEKEEPING = [
 async def search(
     service: Running, embedder: EmbeddingProvider, scope: list[str], text: str, *, dense: bool = True
 ) -> list[pb.ChunkHit]:
-    vector = await embedder.embed_query(text) if dense else []
+    return await weighted_search(
+        service, embedder, scope, text, dense_weight=1.0 if dense else 0.0, text_weight=1.0
+    )
+
+
+async def weighted_search(
+    service: Running,
+    embedder: EmbeddingProvider,
+    scope: list[str],
+    text: str,
+    *,
+    dense_weight: float,
+    text_weight: float,
+    limit: int = 4,
+) -> list[pb.ChunkHit]:
+    """SearchChunks with each stream's weight given (0 leaves it out), the query embedded when dense runs."""
     response = await service.stub.SearchChunks(
         pb.SearchChunksRequest(
             collection_ids=scope,
             query=text,
-            query_embedding=vector,
+            query_embedding=await embedder.embed_query(text) if dense_weight else [],
             embedding_model=(await embedder.info()).name,
-            limit=4,
-            dense_weight=1.0 if dense else 0.0,
-            text_weight=1.0,
+            limit=limit,
+            dense_weight=dense_weight,
+            text_weight=text_weight,
             rrf_k=60,
         )
     )
@@ -119,20 +134,11 @@ async def test_hits_score_their_share_of_each_streams_best(
     its own words, scores the sum of the weights, and what one stream alone found scores less."""
     await service.upload(collection.id, *DOCUMENTS)
     await service.wait_for_jobs(collection.id)
-    question = "what is a zorblax"
-    vector = await embedder.embed_query(question)
 
     async def hits(dense: float, text: float) -> list[pb.ChunkHit]:
-        request = pb.SearchChunksRequest(
-            collection_ids=[collection.id],
-            query=question,
-            query_embedding=vector,
-            embedding_model=(await embedder.info()).name,
-            limit=4,
-            dense_weight=dense,
-            text_weight=text,
+        return await weighted_search(
+            service, embedder, [collection.id], "what is a zorblax", dense_weight=dense, text_weight=text
         )
-        return list((await service.stub.SearchChunks(request)).hits)
 
     dense_alone = await hits(0.5, 0.0)
     assert dense_alone[0].score == pytest.approx(0.5)
@@ -420,19 +426,11 @@ async def test_the_largest_page_a_store_gives_is_searched_by_both_streams(
     ef_search was an internal error)."""
     await service.upload(collection.id, *DOCUMENTS)
     await service.wait_for_jobs(collection.id)
-    response = await service.stub.SearchChunks(
-        pb.SearchChunksRequest(
-            collection_ids=[collection.id],
-            query="nightly snapshots",
-            query_embedding=await embedder.embed_query("nightly snapshots"),
-            embedding_model=(await embedder.info()).name,
-            limit=1000,
-            dense_weight=1.0,
-            text_weight=1.0,
-        )
+    hits = await weighted_search(
+        service, embedder, [collection.id], "nightly snapshots", dense_weight=1.0, text_weight=1.0, limit=1000
     )
-    assert len(response.hits) == len(DOCUMENTS)  # the dense stream ranks every chunk
-    assert response.hits[0].chunk.source_key == "backup.md"
+    assert len(hits) == len(DOCUMENTS)  # the dense stream ranks every chunk
+    assert hits[0].chunk.source_key == "backup.md"
 
 
 async def test_a_word_is_found_whichever_unicode_form_it_was_typed_and_stored_in(
@@ -502,21 +500,11 @@ async def test_a_setting_named_as_written_is_found_where_it_is_written(
     assert hits
     assert all(hit.ranks.dense == 0 and hit.ranks.text for hit in hits)
     # Asked for dense alone, a name is searched by the dense stream: nothing else would run.
-    vector = await embedder.embed_query("COGRAPH_SEARCH__RRF_K")
-    dense_only = await service.stub.SearchChunks(
-        pb.SearchChunksRequest(
-            collection_ids=[collection.id],
-            query="COGRAPH_SEARCH__RRF_K",
-            query_embedding=vector,
-            embedding_model=(await embedder.info()).name,
-            limit=4,
-            dense_weight=1.0,
-            text_weight=0.0,
-            rrf_k=60,
-        )
+    dense_only = await weighted_search(
+        service, embedder, [collection.id], "COGRAPH_SEARCH__RRF_K", dense_weight=1.0, text_weight=0.0
     )
-    assert len(dense_only.hits) == 4
-    assert all(hit.ranks.dense and hit.ranks.text == 0 for hit in dense_only.hits)
+    assert len(dense_only) == 4
+    assert all(hit.ranks.dense and hit.ranks.text == 0 for hit in dense_only)
 
 
 async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense_stream(
@@ -528,21 +516,12 @@ async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense
     far behind its first page the answer is, and the dense stream's answer comes first."""
     await service.upload(collection.id, *HOUSEKEEPING)
     await service.wait_for_jobs(collection.id)
-    question = "how long do we retain copies of our data"
-    vector = await embedder.embed_query(question)
 
     async def ranked(dense: float, text: float) -> list[pb.ChunkHit]:
-        request = pb.SearchChunksRequest(
-            collection_ids=[collection.id],
-            query=question,
-            query_embedding=vector,
-            embedding_model=(await embedder.info()).name,
-            limit=5,
-            dense_weight=dense,
-            text_weight=text,
-            rrf_k=DEFAULT_RRF_K,
+        question = "how long do we retain copies of our data"
+        return await weighted_search(
+            service, embedder, [collection.id], question, dense_weight=dense, text_weight=text, limit=5
         )
-        return list((await service.stub.SearchChunks(request)).hits)
 
     dense_alone = [hit.chunk.source_key for hit in await ranked(1.0, 0.0)]
     text_alone = [hit.chunk.source_key for hit in await ranked(0.0, 1.0)]

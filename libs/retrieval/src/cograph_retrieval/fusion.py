@@ -72,9 +72,9 @@ def convex_combination(
         for rank, key in enumerate(stream.keys, start=1):
             ranks.setdefault(key, {})[name] = rank
     for name, stream in running.items():
-        best = max(stream.scores)
+        weight, best = weights.get(name, 1.0), max(stream.scores)
         # Scores as shares of the best; a stream whose best is not above zero keeps its own scale.
-        scale = weights.get(name, 1.0) / best if best > 0 else weights.get(name, 1.0)
+        scale = weight / best if best > 0 else weight
         own = dict(zip(stream.keys, stream.scores, strict=True))
         for key in ranks:
             scores[key] = scores.get(key, 0.0) + scale * own.get(key, stream.floor)

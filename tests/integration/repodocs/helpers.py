@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import shutil
 import subprocess
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +86,7 @@ class GitRepo:
 
 
 class ProbeProvider(EmbeddingProvider):
-    """The real provider, wrapped: counts what it embeds, and can be held back or made to fail.
+    """The real provider, wrapped: counts what it embeds, and can be held back, paced or made to fail.
     Not a mock: every vector still comes from the real model."""
 
     kind = "probe"
@@ -97,6 +98,8 @@ class ProbeProvider(EmbeddingProvider):
         self.texts: list[str] = []
         self.gate: asyncio.Event | None = None
         self.failure: str | None = None
+        self.pace = 0.0
+        """Seconds each batch takes at least, as on a slower machine or model."""
 
     async def info(self) -> ModelInfo:
         return await self._inner.info()
@@ -111,7 +114,10 @@ class ProbeProvider(EmbeddingProvider):
             raise EmbeddingError(self.failure)
         self.calls += 1
         self.texts.extend(texts)
-        return await self._inner.embed(texts)
+        began = time.monotonic()
+        vectors = await self._inner.embed(texts)
+        await asyncio.sleep(self.pace - (time.monotonic() - began))  # a negative time does not wait
+        return vectors
 
 
 @dataclass

@@ -403,8 +403,11 @@ async def test_sync_wait_draws_the_phases_and_counts_on_a_terminal(system: Syste
             await asyncio.sleep(0.1)
         else:
             raise AssertionError(syncs)
-    for i in range(800):  # embedded in four batches of the provider's 256
-        (checkout / f"topic{i}.md").write_text(f"# Topic {i}\n\nWhat topic {i} is about.\n")
+    # Embedded in four batches of the provider's 256, each text long enough (about 60 tokens) for
+    # a batch to outlast the client's half-second poll even on a fast machine.
+    for i in range(800):
+        about = " ".join(f"step {i}.{n} reads a record, checks its owner, writes it back." for n in range(3))
+        (checkout / f"topic{i}.md").write_text(f"# Topic {i}\n\nWhat topic {i} is about: {about}\n")
 
     master, slave = pty.openpty()
     process = await asyncio.create_subprocess_exec(

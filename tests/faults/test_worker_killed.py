@@ -38,7 +38,9 @@ WAIT_SECONDS = 240  # the longest any one wait below may take on a busy machine
 
 
 def _note(n: int) -> str:
-    words = " ".join(f"w{(n * 31 + j) % 997}" for j in range(30))
+    """A note of 140 to 230 word pieces: one window, and a batch of them slow enough that the worker
+    is still embedding when the test, reading progress written each heartbeat, kills it."""
+    words = " ".join(f"w{(n * 31 + j) % 997}" for j in range(60))
     return f"# Note {n}\n\nField note {n} on harbours, glaciers and orchards: {words}.\n"
 
 

@@ -87,7 +87,6 @@ async def weighted_search(
             limit=limit,
             dense_weight=dense_weight,
             text_weight=text_weight,
-            rrf_k=60,
         )
     )
     return list(response.hits)
@@ -516,9 +515,9 @@ async def test_full_text_holding_little_of_a_question_does_not_outvote_the_dense
     far behind its first page the answer is, and the dense stream's answer comes first."""
     await service.upload(collection.id, *HOUSEKEEPING)
     await service.wait_for_jobs(collection.id)
+    question = "how long do we retain copies of our data"
 
     async def ranked(dense: float, text: float) -> list[pb.ChunkHit]:
-        question = "how long do we retain copies of our data"
         return await weighted_search(
             service, embedder, [collection.id], question, dense_weight=dense, text_weight=text, limit=5
         )
